@@ -1,0 +1,65 @@
+# Sluiceway developer commands. `make test` is what CI runs (.ci/run).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_PACKAGES := kcat
+
+.PHONY: help install system-deps demo test test-fast lint typecheck bench-broker bench-file bench-transforms broker clean
+
+help:
+	@echo "make demo          a file -> topic -> file pipeline on the embedded broker (Ctrl-C stops it)"
+	@echo "make test          install everything (venv, Python deps, Debian packages) and run the tests"
+	@echo "make test-fast     the tests without the slow system tests"
+	@echo "make broker        run the broker with config/broker.properties"
+	@echo "make bench-broker  broker throughput benchmark (prints ratios)"
+	@echo "make bench-file    file connector pipeline benchmark (prints ratios)"
+	@echo "make bench-transforms  file source with and without a five-SMT chain (prints the ratio)"
+	@echo "make lint / make typecheck"
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+# Debian packages the tests drive (kcat is a Kafka client this project did not write).
+system-deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+demo: install
+	$(BIN)/sluiceway demo
+
+test: install system-deps
+	$(BIN)/python -m pytest
+
+test-fast: install
+	$(BIN)/python -m pytest -m "not slow"
+
+lint: install
+	$(BIN)/ruff check broker connect connectors transforms spark_sink tests benchmarks
+
+typecheck: install
+	$(BIN)/mypy
+
+broker: install
+	$(BIN)/sluiceway broker config/broker.properties
+
+bench-broker: install
+	$(BIN)/python benchmarks/broker_throughput.py
+
+bench-file: install
+	$(BIN)/python benchmarks/file_pipeline.py
+
+bench-transforms: install
+	$(BIN)/python benchmarks/transforms.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -1,0 +1,116 @@
+"""Helpers shared by the benchmarks: a broker subprocess and librdkafka's mock cluster."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+_READY = re.compile(r"listening on PLAINTEXT://([^:\s]+):(\d+)")
+
+
+@contextmanager
+def broker_process(
+    *overrides: str, data_dir: str | None = None
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """A ``sluiceway broker`` subprocess on an ephemeral port; yields (bootstrap, process)."""
+    tmp = None
+    if data_dir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="sluiceway-bench-")
+        data_dir = tmp.name
+    args = [
+        sys.executable,
+        "-m",
+        "broker",
+        "--override",
+        "listeners=PLAINTEXT://127.0.0.1:0",
+        "--override",
+        f"log.dirs={data_dir}",
+        "--override",
+        "group.initial.rebalance.delay.ms=0",
+    ]
+    for o in overrides:
+        args += ["--override", o]
+    proc = subprocess.Popen(args, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    bootstrap = None
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        m = _READY.search(line)
+        if m:
+            bootstrap = f"{m.group(1)}:{m.group(2)}"
+            break
+    if bootstrap is None:
+        proc.kill()
+        raise RuntimeError("broker did not start")
+    threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()  # type: ignore[union-attr]
+    try:
+        yield bootstrap, proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        if tmp is not None:
+            tmp.cleanup()
+
+
+def peak_rss_mb(pid: int) -> float:
+    """VmHWM: the process's peak resident set size so far."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+@contextmanager
+def mock_cluster() -> Iterator[str]:
+    """librdkafka's in-memory mock broker; yields its bootstrap address while it lives."""
+    from confluent_kafka import Producer
+
+    found: list[str] = []
+    pattern = re.compile(r"replaced with (\S+)")
+
+    class _Grab(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            m = pattern.search(record.getMessage())
+            if m:
+                found.append(m.group(1).rstrip(","))
+
+    logger = logging.getLogger("mock-cluster")
+    logger.propagate = False
+    logger.setLevel(logging.INFO)
+    logger.addHandler(_Grab())
+    holder = Producer({"bootstrap.servers": "unused:9092", "test.mock.num.brokers": 1, "logger": logger})
+    deadline = time.time() + 10
+    while not found and time.time() < deadline:
+        holder.poll(0.1)
+    if not found:
+        raise RuntimeError("librdkafka did not report the mock cluster address")
+    try:
+        yield found[0]
+    finally:
+        holder.flush(1)
+        del holder
+
+
+def fmt_rate(records: int, nbytes: int, seconds: float) -> str:
+    return f"{records / seconds:>12,.0f} rec/s {nbytes / seconds / 1e6:>8.1f} MB/s ({seconds:.2f} s)"
+
+
+def cpu_count() -> int:
+    return os.cpu_count() or 1

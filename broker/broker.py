@@ -1,0 +1,84 @@
+"""The broker's state as the request handlers see it: logs, groups, endpoints, caches.
+
+Networking lives in ``broker.server``; this object is what a handler receives
+through its ``RequestContext``. Handlers are looked up once per request by API
+key; they return a kio response entity (built with ``RequestContext.respond``),
+an ``EncodedBody`` from a cache, or None when the protocol wants no response
+(Produce with acks=0).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from broker.config import BrokerConfig, Listener
+from broker.group.coordinator import GroupCoordinator
+from broker.logs import LogManager
+from broker.protocol.build import build
+from broker.protocol.codec import EncodedBody, response_class
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class RequestContext:
+    broker: Broker
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    client_host: str
+
+    def respond(self, data: dict[str, Any] | None = None, /, **fields: Any) -> Any:
+        """The response entity of this request's API and version, built from plain data."""
+        return build(response_class(self.api_key, self.api_version), data, **fields)
+
+
+Handler = Callable[[RequestContext, Any], Awaitable[Any]]
+
+
+class Broker:
+    def __init__(self, config: BrokerConfig, clock_ms: Callable[[], int] | None = None) -> None:
+        self.config = config
+        self.clock_ms = clock_ms or (lambda: int(time.time() * 1000))
+        self.logs = LogManager(config, self.clock_ms)
+        self.groups = GroupCoordinator(config, self.logs, self.clock_ms)
+        self.node_id = config.node
+        self.endpoints: list[Listener] = []  # advertised, with real ports once bound
+        self._cache: dict[Any, tuple[int, EncodedBody]] = {}
+
+    @property
+    def cluster_id(self) -> str:
+        return self.logs.cluster_id
+
+    @property
+    def endpoint(self) -> Listener:
+        return self.endpoints[0]
+
+    def open(self) -> None:
+        self.logs.open()
+        self.groups.load()
+
+    def close(self) -> None:
+        self.groups.shutdown()
+        self.logs.close()
+
+    # -- response caches --------------------------------------------------------------
+
+    def cached(self, key: Any, make: Callable[[], Any]) -> EncodedBody:
+        """An encoded response body valid until the topic metadata next changes."""
+        from broker.protocol.codec import encode_body
+
+        version = self.logs.metadata.version
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        body = encode_body(make())
+        if len(self._cache) > 256:
+            self._cache.clear()
+        self._cache[key] = (version, body)
+        return body

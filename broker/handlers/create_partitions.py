@@ -1,0 +1,43 @@
+"""CreatePartitions: grow a topic; partitions can never shrink."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.broker import Broker, RequestContext
+from broker.logs import InvalidPartitions, UnknownTopic
+from broker.storage.log import StorageError
+
+
+async def handle(ctx: RequestContext, req: Any) -> Any:
+    return ctx.respond(
+        results=[{"name": t.name, **_grow(ctx.broker, t, req.validate_only)} for t in req.topics]
+    )
+
+
+def _grow(b: Broker, t: Any, validate_only: bool) -> dict[str, Any]:
+    def fail(code: ErrorCode, message: str) -> dict[str, Any]:
+        return {"error_code": code, "error_message": message}
+
+    info = b.logs.topic(t.name)
+    if info is None:
+        return fail(ErrorCode.unknown_topic_or_partition, f"The topic '{t.name}' does not exist.")
+    if info.internal:
+        return fail(ErrorCode.invalid_partitions, f"Cannot add partitions to internal topic {t.name}")
+    for a in t.assignments or ():
+        if tuple(a.broker_ids) != (b.node_id,):
+            return fail(
+                ErrorCode.invalid_replica_assignment,
+                f"Replica assignment {list(a.broker_ids)} names brokers other than {b.node_id}",
+            )
+    try:
+        b.logs.add_partitions(t.name, t.count, validate_only)
+    except UnknownTopic:
+        return fail(ErrorCode.unknown_topic_or_partition, f"The topic '{t.name}' does not exist.")
+    except InvalidPartitions as exc:
+        return fail(ErrorCode.invalid_partitions, str(exc))
+    except StorageError as exc:
+        return fail(ErrorCode.kafka_storage_error, str(exc))
+    return {"error_code": ErrorCode.none, "error_message": None}

@@ -1,0 +1,13 @@
+"""DeleteGroups: only groups without members; their offsets go with them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker.broker import RequestContext
+
+
+async def handle(ctx: RequestContext, req: Any) -> Any:
+    return ctx.respond(
+        results=[{"group_id": g, "error_code": ctx.broker.groups.delete_group(g)} for g in req.groups_names]
+    )

@@ -1,0 +1,45 @@
+"""DeleteRecords: move a partition's log start offset forward (-1 means the high watermark)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.broker import RequestContext
+
+
+async def handle(ctx: RequestContext, req: Any) -> Any:
+    b = ctx.broker
+    topics = []
+    for t in req.topics:
+        parts = []
+        for p in t.partitions:
+            plog = b.logs.get(t.name, p.partition_index)
+            if plog is None:
+                parts.append(
+                    {
+                        "partition_index": p.partition_index,
+                        "low_watermark": -1,
+                        "error_code": ErrorCode.unknown_topic_or_partition,
+                    }
+                )
+                continue
+            target = plog.next_offset if p.offset == -1 else p.offset
+            if target < 0 or target > plog.next_offset:
+                parts.append(
+                    {
+                        "partition_index": p.partition_index,
+                        "low_watermark": -1,
+                        "error_code": ErrorCode.offset_out_of_range,
+                    }
+                )
+                continue
+            async with plog.cleaning:
+                low = plog.advance_start(target)
+            parts.append(
+                {"partition_index": p.partition_index, "low_watermark": low, "error_code": ErrorCode.none}
+            )
+        topics.append({"name": t.name, "partitions": parts})
+    b.logs.write_checkpoints()
+    return ctx.respond(topics=topics)

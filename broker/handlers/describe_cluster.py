@@ -1,0 +1,22 @@
+"""DescribeCluster: this broker is the whole cluster and its controller."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.broker import RequestContext
+
+
+async def handle(ctx: RequestContext, req: Any) -> Any:
+    b = ctx.broker
+    ep = b.endpoint
+    return ctx.respond(
+        error_code=ErrorCode.none,
+        endpoint_type=1,
+        cluster_id=b.cluster_id,
+        controller_id=b.node_id,
+        brokers=[{"broker_id": b.node_id, "host": ep.host, "port": ep.port, "rack": None}],
+        cluster_authorized_operations=-2147483648,
+    )

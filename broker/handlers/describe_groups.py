@@ -1,0 +1,52 @@
+"""DescribeGroups: state, protocol and members (with metadata and assignment) of groups."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.broker import RequestContext
+from broker.group.coordinator import State
+
+
+async def handle(ctx: RequestContext, req: Any) -> Any:
+    out = []
+    for gid in req.groups:
+        group = ctx.broker.groups.describe(gid)
+        if group is None:
+            out.append(
+                {
+                    "error_code": ErrorCode.none,
+                    "group_id": gid,
+                    "group_state": State.DEAD,
+                    "protocol_type": "",
+                    "protocol_data": "",
+                    "members": (),
+                    "authorized_operations": -2147483648,
+                }
+            )
+            continue
+        stable = group.state == State.STABLE
+        out.append(
+            {
+                "error_code": ErrorCode.none,
+                "group_id": gid,
+                "group_state": group.state,
+                "protocol_type": group.protocol_type or "",
+                "protocol_data": group.protocol_name or "",
+                "members": [
+                    {
+                        "member_id": m.member_id,
+                        "group_instance_id": m.instance_id,
+                        "client_id": m.client_id,
+                        "client_host": m.client_host,
+                        "member_metadata": m.metadata_for(group.protocol_name),
+                        "member_assignment": m.assignment if stable else b"",
+                    }
+                    for m in group.members.values()
+                ],
+                "authorized_operations": -2147483648,
+            }
+        )
+    return ctx.respond(groups=out)

@@ -1,0 +1,83 @@
+"""Fetch: whole batches from each partition, long-polling until ``min_bytes`` or ``max_wait``.
+
+Fetch sessions (KIP-227) are declined with session id 0, so every request is a
+full fetch and every requested partition is in the response (kafka-python
+rejects responses that leave one out). The first partition with data may exceed
+the byte limits by one batch (KIP-74) so consumers always make progress.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.broker import RequestContext
+from broker.storage.log import LEADER_EPOCH, OffsetOutOfRange
+
+
+async def handle(ctx: RequestContext, req: Any) -> Any:
+    b = ctx.broker
+    wait_s = req.max_wait.total_seconds()
+    deadline = b.clock_ms() / 1000 + wait_s
+    while True:
+        responses, size, errors = _collect(ctx, req)
+        remaining = deadline - b.clock_ms() / 1000
+        if size >= max(req.min_bytes, 1) or errors or remaining <= 0:
+            break
+        await b.logs.wait_for_data(
+            [(t.topic, p.partition) for t in req.topics for p in t.partitions], remaining
+        )
+    return ctx.respond(error_code=ErrorCode.none, session_id=0, responses=responses)
+
+
+def _collect(ctx: RequestContext, req: Any) -> tuple[list[dict[str, Any]], int, bool]:
+    b = ctx.broker
+    budget = req.max_bytes if ctx.api_version >= 3 else 2**31 - 1
+    total = 0
+    errors = False
+    out = []
+    for t in req.topics:
+        parts = []
+        for p in t.partitions:
+            plog = b.logs.get(t.topic, p.partition)
+            if plog is None:
+                parts.append(_part(p.partition, ErrorCode.unknown_topic_or_partition))
+                errors = True
+                continue
+            if getattr(p, "current_leader_epoch", -1) > LEADER_EPOCH:
+                parts.append(
+                    _part(
+                        p.partition, ErrorCode.unknown_leader_epoch, plog.next_offset, plog.log_start_offset
+                    )
+                )
+                errors = True
+                continue
+            records = b""
+            error = ErrorCode.none
+            try:
+                limit = min(p.partition_max_bytes, budget - total)
+                if limit > 0 or total == 0:
+                    records = plog.read(p.fetch_offset, max(limit, 0), min_one=total == 0)
+            except OffsetOutOfRange:
+                error = ErrorCode.offset_out_of_range
+                errors = True
+            total += len(records)
+            parts.append(_part(p.partition, error, plog.next_offset, plog.log_start_offset, records))
+        out.append({"topic": t.topic, "partitions": parts})
+    return out, total, errors
+
+
+def _part(
+    index: int, error: ErrorCode, hwm: int = -1, start: int = -1, records: bytes = b""
+) -> dict[str, Any]:
+    return {
+        "partition_index": index,
+        "error_code": error,
+        "high_watermark": hwm,
+        "last_stable_offset": hwm,
+        "log_start_offset": start,
+        "aborted_transactions": None,
+        "preferred_read_replica": -1,
+        "records": records,
+    }

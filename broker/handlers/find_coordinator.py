@@ -1,0 +1,37 @@
+"""FindCoordinator: this broker coordinates every group. Transactions are not supported."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.broker import RequestContext
+from broker.storage.log import StorageError
+
+GROUP = 0
+
+
+async def handle(ctx: RequestContext, req: Any) -> Any:
+    b = ctx.broker
+    key_type = getattr(req, "key_type", GROUP)
+    if key_type != GROUP:
+        return ctx.respond(
+            error_code=ErrorCode.coordinator_not_available,
+            node_id=-1,
+            host="",
+            port=-1,
+            error_message="transactions are not supported by this broker",
+        )
+    try:
+        b.groups.ensure_offsets_topic()
+    except StorageError as exc:
+        return ctx.respond(
+            error_code=ErrorCode.coordinator_not_available,
+            node_id=-1,
+            host="",
+            port=-1,
+            error_message=str(exc),
+        )
+    ep = b.endpoint
+    return ctx.respond(error_code=ErrorCode.none, node_id=b.node_id, host=ep.host, port=ep.port)

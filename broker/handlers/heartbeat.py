@@ -1,0 +1,14 @@
+"""Heartbeat: keeps a member's session alive; REBALANCE_IN_PROGRESS tells it to rejoin."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker.broker import RequestContext
+
+
+async def handle(ctx: RequestContext, req: Any) -> Any:
+    error = ctx.broker.groups.heartbeat(
+        req.group_id, req.generation_id, req.member_id, getattr(req, "group_instance_id", None)
+    )
+    return ctx.respond(error_code=error)

@@ -1,0 +1,31 @@
+"""InitProducerId: ids for idempotent producers; an existing id gets its epoch bumped (KIP-360)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.broker import RequestContext
+from broker.storage.log import StorageError
+
+MAX_EPOCH = 32767
+
+
+async def handle(ctx: RequestContext, req: Any) -> Any:
+    b = ctx.broker
+    if req.transactional_id is not None:
+        # Transactions are not implemented; refuse clearly instead of pretending.
+        return ctx.respond(
+            error_code=ErrorCode.transactional_id_authorization_failed, producer_id=-1, producer_epoch=-1
+        )
+    pid = getattr(req, "producer_id", -1)
+    epoch = getattr(req, "producer_epoch", -1)
+    try:
+        if pid >= 0 and 0 <= epoch < MAX_EPOCH - 1:
+            return ctx.respond(error_code=ErrorCode.none, producer_id=pid, producer_epoch=epoch + 1)
+        return ctx.respond(
+            error_code=ErrorCode.none, producer_id=b.logs.metadata.allocate_producer_id(), producer_epoch=0
+        )
+    except (StorageError, OSError):
+        return ctx.respond(error_code=ErrorCode.coordinator_not_available, producer_id=-1, producer_epoch=-1)

@@ -1,0 +1,35 @@
+"""JoinGroup: enter a group's rebalance; held until the group completes its join phase."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker.broker import RequestContext
+
+
+async def handle(ctx: RequestContext, req: Any) -> Any:
+    v = ctx.api_version
+    session_ms = int(req.session_timeout.total_seconds() * 1000)
+    rebalance_ms = int(req.rebalance_timeout.total_seconds() * 1000) if v >= 1 else session_ms
+    result = await ctx.broker.groups.join(
+        group_id=req.group_id,
+        member_id=req.member_id,
+        instance_id=getattr(req, "group_instance_id", None),
+        client_id=ctx.client_id or "",
+        client_host=ctx.client_host,
+        protocol_type=req.protocol_type,
+        protocols=[(p.name, p.metadata) for p in req.protocols],
+        session_timeout_ms=session_ms,
+        rebalance_timeout_ms=rebalance_ms,
+        require_known_member_id=v >= 4,
+    )
+    return ctx.respond(
+        error_code=result.error,
+        generation_id=result.generation,
+        protocol_type=result.protocol_type,
+        protocol_name=result.protocol_name if result.protocol_name is not None else ("" if v < 7 else None),
+        leader=result.leader,
+        skip_assignment=result.skip_assignment,
+        member_id=result.member_id,
+        members=[{"member_id": m, "group_instance_id": i, "metadata": meta} for m, i, meta in result.members],
+    )

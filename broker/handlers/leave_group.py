@@ -1,0 +1,24 @@
+"""LeaveGroup: v0-2 name one member; v3+ a batch of members (by member or instance id)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broker.broker import RequestContext
+
+
+async def handle(ctx: RequestContext, req: Any) -> Any:
+    if ctx.api_version >= 3:
+        members = [(m.member_id, m.group_instance_id) for m in req.members]
+    else:
+        members = [(req.member_id, None)]
+    error, errors = ctx.broker.groups.leave(req.group_id, members)
+    if ctx.api_version < 3:
+        return ctx.respond(error_code=errors[0] if errors else error)
+    return ctx.respond(
+        error_code=error,
+        members=[
+            {"member_id": m, "group_instance_id": i, "error_code": e}
+            for (m, i), e in zip(members, errors, strict=True)
+        ],
+    )

@@ -1,0 +1,19 @@
+"""ListGroups: every group with its protocol type (and state, v4+, filterable)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.broker import RequestContext
+
+
+async def handle(ctx: RequestContext, req: Any) -> Any:
+    wanted = {s.lower() for s in getattr(req, "states_filter", ())}
+    groups = [
+        {"group_id": g.group_id, "protocol_type": g.protocol_type or "", "group_state": g.state}
+        for g in ctx.broker.groups.groups.values()
+        if not wanted or g.state.lower() in wanted
+    ]
+    return ctx.respond(error_code=ErrorCode.none, groups=groups)

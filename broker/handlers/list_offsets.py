@@ -1,0 +1,67 @@
+"""ListOffsets: -1 latest (high watermark), -2 earliest (log start), -3 largest timestamp,
+otherwise the first offset whose record timestamp is at or after the given one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.broker import RequestContext
+from broker.storage.log import LEADER_EPOCH
+
+LATEST = -1
+EARLIEST = -2
+MAX_TIMESTAMP = -3
+
+
+async def handle(ctx: RequestContext, req: Any) -> Any:
+    b = ctx.broker
+    topics = []
+    for t in req.topics:
+        parts = []
+        for p in t.partitions:
+            plog = b.logs.get(t.name, p.partition_index)
+            if plog is None:
+                parts.append(
+                    {
+                        "partition_index": p.partition_index,
+                        "error_code": ErrorCode.unknown_topic_or_partition,
+                        "timestamp": -1,
+                        "offset": -1,
+                        "leader_epoch": -1,
+                    }
+                )
+                continue
+            ts = p.timestamp
+            if ts == LATEST:
+                found: tuple[int, int] | None = (plog.next_offset, -1)
+            elif ts == EARLIEST:
+                found = (plog.log_start_offset, -1)
+            elif ts == MAX_TIMESTAMP:
+                found = plog.max_timestamp_offset()
+            elif ts < 0:
+                parts.append(
+                    {
+                        "partition_index": p.partition_index,
+                        "error_code": ErrorCode.invalid_request,
+                        "timestamp": -1,
+                        "offset": -1,
+                        "leader_epoch": -1,
+                    }
+                )
+                continue
+            else:
+                found = plog.offset_for_timestamp(ts)
+            offset, timestamp = found if found is not None else (-1, -1)
+            parts.append(
+                {
+                    "partition_index": p.partition_index,
+                    "error_code": ErrorCode.none,
+                    "timestamp": timestamp,
+                    "offset": offset,
+                    "leader_epoch": LEADER_EPOCH if offset >= 0 else -1,
+                }
+            )
+        topics.append({"name": t.name, "partitions": parts})
+    return ctx.respond(topics=topics)

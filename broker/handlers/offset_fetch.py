@@ -1,0 +1,45 @@
+"""OffsetFetch: committed offsets (-1 when none); v8+ batches several groups."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.broker import RequestContext
+
+
+def _group_topics(ctx: RequestContext, group_id: str, topics: Any) -> list[dict[str, Any]]:
+    wanted = None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
+    found = ctx.broker.groups.fetch_offsets(group_id, wanted)
+    by_topic: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for (topic, partition), entry in found.items():
+        by_topic[topic].append(
+            {
+                "partition_index": partition,
+                "committed_offset": entry.offset if entry else -1,
+                "committed_leader_epoch": entry.leader_epoch if entry else -1,
+                "metadata": entry.metadata if entry else "",
+                "error_code": ErrorCode.none,
+            }
+        )
+    return [
+        {"name": t, "partitions": sorted(ps, key=lambda p: p["partition_index"])}
+        for t, ps in by_topic.items()
+    ]
+
+
+async def handle(ctx: RequestContext, req: Any) -> Any:
+    if ctx.api_version >= 8:
+        return ctx.respond(
+            groups=[
+                {
+                    "group_id": g.group_id,
+                    "topics": _group_topics(ctx, g.group_id, g.topics),
+                    "error_code": ErrorCode.none,
+                }
+                for g in req.groups
+            ]
+        )
+    return ctx.respond(topics=_group_topics(ctx, req.group_id, req.topics), error_code=ErrorCode.none)

@@ -1,0 +1,118 @@
+"""Produce: validate each partition's record batch, append it, answer with its base offset.
+
+acks=0 gets no response at all. Batches are appended as received; only the
+compacted-topic rule (every record needs a key) requires reading records.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from broker.broker import RequestContext
+from broker.storage.batch import InvalidBatch, validate_produced
+from broker.storage.log import OutOfOrderSequence, ProducerFenced, StorageError
+from broker.storage.records import RecordsError, parse_records
+
+log = logging.getLogger(__name__)
+
+_BATCH_ERRORS = {
+    "corrupt": ErrorCode.corrupt_message,
+    "invalid": ErrorCode.invalid_record,
+    "too_large": ErrorCode.message_too_large,
+    "unsupported_compression": ErrorCode.unsupported_compression_type,
+}
+
+
+async def handle(ctx: RequestContext, req: Any) -> Any:
+    b = ctx.broker
+    acks = req.acks
+    now = b.clock_ms()
+    topics = []
+    for td in req.topic_data:
+        partitions = []
+        info = b.logs.topic(td.name)
+        for pd in td.partition_data:
+            result = _append(ctx, info, td.name, pd, acks, now, req.transactional_id is not None)
+            partitions.append(result)
+        topics.append({"name": td.name, "partition_responses": partitions})
+    if acks == 0:
+        return None
+    return ctx.respond(responses=topics)
+
+
+def _error(index: int, code: ErrorCode, message: str | None = None, start: int = -1) -> dict[str, Any]:
+    return {
+        "index": index,
+        "error_code": code,
+        "base_offset": -1,
+        "log_append_time": -1,
+        "log_start_offset": start,
+        "error_message": message,
+    }
+
+
+def _append(
+    ctx: RequestContext, info: Any, topic: str, pd: Any, acks: int, now: int, transactional: bool
+) -> dict[str, Any]:
+    b = ctx.broker
+    index = pd.index
+    if acks not in (0, 1, -1):
+        return _error(index, ErrorCode.invalid_required_acks)
+    plog = b.logs.get(topic, index) if info is not None else None
+    if plog is None:
+        return _error(index, ErrorCode.unknown_topic_or_partition)
+    if info.internal:
+        return _error(index, ErrorCode.invalid_topic_exception, f"cannot produce to internal topic {topic}")
+    if transactional:
+        return _error(index, ErrorCode.invalid_txn_state, "transactions are not supported by this broker")
+    if acks == -1 and plog.config.min_insync_replicas > 1:
+        return _error(
+            index,
+            ErrorCode.not_enough_replicas,
+            f"min.insync.replicas={plog.config.min_insync_replicas} but the broker has one replica",
+        )
+    records = pd.records
+    if records is None:
+        return _error(index, ErrorCode.corrupt_message, "no record batch")
+    try:
+        h = validate_produced(records, plog.config.max_message_bytes, allow_zstd=ctx.api_version >= 7)
+        if h.is_transactional:
+            raise InvalidBatch("invalid", "transactions are not supported by this broker")
+        if plog.config.compact:
+            _, recs = parse_records(records)
+            for i, r in enumerate(recs):
+                if r.key is None:
+                    return {
+                        **_error(
+                            index,
+                            ErrorCode.invalid_record,
+                            "Compacted topic cannot accept message without key in topic partition "
+                            f"{topic}-{index}.",
+                        ),
+                        "record_errors": [{"batch_index": i, "batch_index_error_message": "no key"}],
+                    }
+        result = plog.append(records, h, now)
+    except InvalidBatch as exc:
+        log.debug("rejected batch for %s-%d from %s: %s", topic, index, ctx.client_host, exc)
+        return _error(index, _BATCH_ERRORS[exc.kind], str(exc))
+    except RecordsError as exc:
+        return _error(index, ErrorCode.corrupt_message, str(exc))
+    except ProducerFenced as exc:
+        return _error(index, ErrorCode.invalid_producer_epoch, str(exc))
+    except OutOfOrderSequence as exc:
+        return _error(index, ErrorCode.out_of_order_sequence_number, str(exc))
+    except StorageError as exc:
+        log.error("%s", exc)
+        return _error(index, ErrorCode.kafka_storage_error, str(exc))
+    if not result.duplicate:
+        b.logs.notify((topic, index))
+    return {
+        "index": index,
+        "error_code": ErrorCode.none,
+        "base_offset": result.base_offset,
+        "log_append_time": result.log_append_time,
+        "log_start_offset": plog.log_start_offset,
+    }

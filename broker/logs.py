@@ -1,0 +1,401 @@
+"""The log manager: every partition log under ``log.dirs``, topic lifecycle, and the
+background work on logs (retention, compaction, scheduled flushes, checkpoints).
+
+It also owns the single-instance guarantee: a ``.lock`` file in the data
+directory held with ``flock`` for the process lifetime, as Kafka does, so a second
+broker on the same ``log.dirs`` refuses to start instead of corrupting it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import fcntl
+import logging
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Final
+
+from broker.config import BrokerConfig, new_cluster_id
+from broker.metadata import MetadataStore, TopicInfo, validate_topic_name
+from broker.periodic import every
+from broker.storage import cleaner
+from broker.storage.log import PartitionLog, StorageError
+from broker.topic_config import TopicConfig, effective, validate_overrides
+
+log = logging.getLogger(__name__)
+
+LOG_START_CHECKPOINT: Final = "log-start-offset-checkpoint"
+# One directory and three open files per partition: a request for more than this on one
+# node is a mistake (or garbage), and honouring it would stall the broker for minutes.
+MAX_PARTITIONS_PER_TOPIC: Final = 10_000
+CLEANER_CHECKPOINT: Final = "cleaner-offset-checkpoint"
+_FLUSH_TICK_S: Final = 1.0
+
+TopicPartition = tuple[str, int]
+
+
+class BrokerLocked(Exception):
+    pass
+
+
+class TopicExists(Exception):
+    pass
+
+
+class UnknownTopic(Exception):
+    pass
+
+
+class InvalidPartitions(Exception):
+    pass
+
+
+def _read_checkpoint(path: str) -> dict[TopicPartition, int]:
+    """Kafka's checkpoint format: version line, count line, then ``topic partition offset`` lines."""
+    out: dict[TopicPartition, int] = {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        return out
+    for line in lines[2:]:
+        parts = line.split()
+        if len(parts) == 3 and parts[1].isdigit():
+            with contextlib.suppress(ValueError):
+                out[(parts[0], int(parts[1]))] = int(parts[2])
+    return out
+
+
+def _write_checkpoint(path: str, values: dict[TopicPartition, int]) -> None:
+    body = f"0\n{len(values)}\n" + "".join(f"{t} {p} {o}\n" for (t, p), o in sorted(values.items()))
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(body)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class LogManager:
+    def __init__(self, config: BrokerConfig, clock_ms: Callable[[], int] | None = None) -> None:
+        self.config = config
+        self.data_dir = os.path.abspath(config.data_dir)
+        self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
+        self.logs: dict[TopicPartition, PartitionLog] = {}
+        self._lock_fd = -1
+        self._waiters: dict[TopicPartition, set[asyncio.Future[None]]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self.cluster_id = ""
+        self.metadata: MetadataStore
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def open(self) -> None:
+        os.makedirs(self.data_dir, exist_ok=True)
+        self._acquire_lock()
+        self.cluster_id = self._load_meta_properties()
+        self.metadata = MetadataStore(self.data_dir)
+        starts = _read_checkpoint(os.path.join(self.data_dir, LOG_START_CHECKPOINT))
+        dirty = _read_checkpoint(os.path.join(self.data_dir, CLEANER_CHECKPOINT))
+        for info in self.metadata.topics.values():
+            for p in range(info.partitions):
+                plog = self._open_log(info, p, starts.get((info.name, p), 0))
+                plog.first_dirty_offset = dirty.get((info.name, p), 0)
+        self._remove_orphans()
+        log.info(
+            "loaded %d partitions of %d topics from %s",
+            len(self.logs),
+            len(self.metadata.topics),
+            self.data_dir,
+        )
+
+    def _acquire_lock(self) -> None:
+        path = os.path.join(self.data_dir, ".lock")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EAGAIN, errno.EACCES):
+                raise BrokerLocked(
+                    f"another broker is already using log.dirs={self.data_dir} (lock file {path} is held)"
+                ) from None
+            raise
+        self._lock_fd = fd
+
+    def _load_meta_properties(self) -> str:
+        path = os.path.join(self.data_dir, "meta.properties")
+        found: dict[str, str] = {}
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                for line in f:
+                    key, sep, value = line.strip().partition("=")
+                    if sep and not key.startswith("#"):
+                        found[key] = value
+        cluster_id = found.get("cluster.id")
+        wanted = self.config.cluster_id
+        if cluster_id and wanted and wanted != cluster_id:
+            raise StorageError(
+                f"cluster.id {wanted} does not match the cluster.id {cluster_id} stored in {path}"
+            )
+        if not cluster_id:
+            cluster_id = wanted or new_cluster_id()
+            body = (
+                f"#\n#{time.strftime('%a %b %d %H:%M:%S %Z %Y')}\n"
+                f"cluster.id={cluster_id}\nnode.id={self.config.node}\nversion=1\n"
+                f"directory.id={uuid.uuid4()}\n"
+            )
+            tmp = path + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(body)
+            os.replace(tmp, path)
+        return cluster_id
+
+    def _remove_orphans(self) -> None:
+        """Partition directories no topic owns (a delete interrupted by a crash)."""
+        wanted = {self._dir(t, p) for t, p in self.logs}
+        for name in os.listdir(self.data_dir):
+            path = os.path.join(self.data_dir, name)
+            if os.path.isdir(path) and "-" in name and path not in wanted:
+                _, _, part = name.rpartition("-")
+                if part.isdigit() or name.endswith("-delete"):
+                    log.info("removing orphaned partition directory %s", path)
+                    shutil.rmtree(path, ignore_errors=True)
+
+    def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        self.write_checkpoints()
+        for plog in self.logs.values():
+            plog.close()
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)
+            self._lock_fd = -1
+
+    # -- topics ----------------------------------------------------------------------
+
+    def _dir(self, topic: str, partition: int) -> str:
+        return os.path.join(self.data_dir, f"{topic}-{partition}")
+
+    def topic_config(self, info: TopicInfo) -> TopicConfig:
+        return effective(self.config, info.configs)
+
+    def _open_log(self, info: TopicInfo, partition: int, start: int = 0) -> PartitionLog:
+        plog = PartitionLog(
+            self._dir(info.name, partition),
+            info.name,
+            partition,
+            self.topic_config(info),
+            start,
+            self._clock_ms,
+        )
+        self.logs[(info.name, partition)] = plog
+        return plog
+
+    def topic(self, name: str) -> TopicInfo | None:
+        return self.metadata.topics.get(name)
+
+    def get(self, topic: str, partition: int) -> PartitionLog | None:
+        return self.logs.get((topic, partition))
+
+    def partitions(self, topic: str) -> Iterator[PartitionLog]:
+        info = self.metadata.topics.get(topic)
+        if info is not None:
+            for p in range(info.partitions):
+                yield self.logs[(topic, p)]
+
+    def check_new_topic(self, name: str, partitions: int, configs: dict[str, str | None]) -> dict[str, str]:
+        """Validate a topic creation; returns the normalised config overrides."""
+        validate_topic_name(name)
+        if name in self.metadata.topics:
+            raise TopicExists(f"Topic '{name}' already exists.")
+        if partitions < 1:
+            raise InvalidPartitions(f"Number of partitions must be larger than 0 (got {partitions}).")
+        if partitions > MAX_PARTITIONS_PER_TOPIC:
+            raise InvalidPartitions(
+                f"Number of partitions {partitions} exceeds this broker's limit of "
+                f"{MAX_PARTITIONS_PER_TOPIC} per topic."
+            )
+        return validate_overrides(configs)
+
+    def create_topic(
+        self, name: str, partitions: int, configs: dict[str, str | None] | None = None, internal: bool = False
+    ) -> TopicInfo:
+        overrides = self.check_new_topic(name, partitions, configs or {})
+        info = TopicInfo(name, uuid.uuid4(), partitions, overrides, internal)
+        try:
+            for p in range(partitions):
+                self._open_log(info, p)
+            self.metadata.topics[name] = info
+            self.metadata.save()
+        except OSError as exc:
+            for p in range(partitions):
+                plog = self.logs.pop((name, p), None)
+                if plog is not None:
+                    plog.close_for_delete()
+                shutil.rmtree(self._dir(name, p), ignore_errors=True)
+            self.metadata.topics.pop(name, None)
+            raise StorageError(f"cannot create topic {name}: {exc.strerror}") from exc
+        log.info(
+            "created topic %s with %d partitions%s",
+            name,
+            partitions,
+            f" and configs {overrides}" if overrides else "",
+        )
+        return info
+
+    async def delete_topic(self, name: str) -> None:
+        info = self.metadata.topics.get(name)
+        if info is None:
+            raise UnknownTopic(name)
+        del self.metadata.topics[name]
+        self.metadata.save()
+        for p in range(info.partitions):
+            plog = self.logs.pop((name, p))
+            async with plog.cleaning:
+                plog.close_for_delete()
+            self._wake((name, p))
+            path = self._dir(name, p)
+            # Rename first so a crash mid-delete leaves an obvious orphan, never a live-looking log.
+            doomed = f"{path}.{uuid.uuid4().hex}-delete"
+            with contextlib.suppress(OSError):
+                os.rename(path, doomed)
+                path = doomed
+            shutil.rmtree(path, ignore_errors=True)
+        log.info("deleted topic %s", name)
+
+    def add_partitions(self, name: str, count: int, validate_only: bool = False) -> None:
+        info = self.metadata.topics.get(name)
+        if info is None:
+            raise UnknownTopic(name)
+        if count > MAX_PARTITIONS_PER_TOPIC:
+            raise InvalidPartitions(
+                f"Number of partitions {count} exceeds this broker's limit of "
+                f"{MAX_PARTITIONS_PER_TOPIC} per topic."
+            )
+        if count <= info.partitions:
+            raise InvalidPartitions(
+                f"Topic currently has {info.partitions} partitions, which is higher than or equal to "
+                f"the requested {count}."
+            )
+        if validate_only:
+            return
+        for p in range(info.partitions, count):
+            self._open_log(info, p)
+        info.partitions = count
+        self.metadata.save()
+
+    def set_topic_configs(self, name: str, overrides: dict[str, str]) -> None:
+        info = self.metadata.topics.get(name)
+        if info is None:
+            raise UnknownTopic(name)
+        info.configs = dict(overrides)
+        self.metadata.save()
+        cfg = self.topic_config(info)
+        for plog in self.partitions(name):
+            plog.config = cfg
+
+    # -- waiting for data (Fetch long-poll) -------------------------------------------
+
+    def notify(self, tp: TopicPartition) -> None:
+        self._wake(tp)
+
+    def _wake(self, tp: TopicPartition) -> None:
+        waiters = self._waiters.pop(tp, None)
+        if waiters:
+            for fut in waiters:
+                if not fut.done():
+                    fut.set_result(None)
+
+    async def wait_for_data(self, tps: list[TopicPartition], timeout_s: float) -> None:
+        """Return when any of ``tps`` gets an append, or after ``timeout_s``."""
+        if timeout_s <= 0 or not tps:
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        for tp in tps:
+            self._waiters.setdefault(tp, set()).add(fut)
+        try:
+            await asyncio.wait_for(fut, timeout_s)
+        except TimeoutError:
+            pass
+        finally:
+            for tp in tps:
+                ws = self._waiters.get(tp)
+                if ws is not None:
+                    ws.discard(fut)
+                    if not ws:
+                        del self._waiters[tp]
+
+    # -- background work --------------------------------------------------------------
+
+    def start_background(self) -> None:
+        cfg = self.config
+        self._tasks = [
+            every(cfg.log_retention_check_interval_ms / 1000, self.run_retention, "log-retention"),
+            every(_FLUSH_TICK_S, self._flush_tick, "log-flush"),
+        ]
+        if cfg.log_cleaner_enable:
+            self._tasks.append(
+                every(max(cfg.log_cleaner_backoff_ms, 10) / 1000, self.run_cleaner, "log-cleaner")
+            )
+
+    async def run_retention(self) -> int:
+        now = self._clock_ms()
+        deleted = 0
+        for plog in list(self.logs.values()):
+            if not plog.config.delete or plog.closed:
+                continue
+            async with plog.cleaning:
+                if not plog.closed:
+                    deleted += plog.delete_expired(now)
+        expiry = now - self.config.producer_id_expiration_ms
+        for plog in self.logs.values():
+            plog.producers.expire(expiry)
+        if deleted:
+            log.info("retention deleted %d segments", deleted)
+            self.write_checkpoints()
+        return deleted
+
+    async def run_cleaner(self) -> int:
+        cleaned = 0
+        for plog in list(self.logs.values()):
+            now = self._clock_ms()
+            if not cleaner.needs_cleaning(plog, now):
+                continue
+            async with plog.cleaning:
+                if plog.closed:
+                    continue
+                segs = cleaner.cleanable_segments(plog, now)
+                if not segs:
+                    continue
+                result = await asyncio.to_thread(cleaner.prepare, plog, segs, now)
+                if plog.closed:
+                    continue
+                cleaner.install(plog, result)
+                cleaned += 1
+        if cleaned:
+            self.write_checkpoints()
+        return cleaned
+
+    def _flush_tick(self) -> None:
+        now = self._clock_ms()
+        for plog in self.logs.values():
+            plog.maybe_flush(now)
+
+    def write_checkpoints(self) -> None:
+        try:
+            _write_checkpoint(
+                os.path.join(self.data_dir, LOG_START_CHECKPOINT),
+                {tp: pl.log_start_offset for tp, pl in self.logs.items() if pl.log_start_offset},
+            )
+            _write_checkpoint(
+                os.path.join(self.data_dir, CLEANER_CHECKPOINT),
+                {tp: pl.first_dirty_offset for tp, pl in self.logs.items() if pl.first_dirty_offset},
+            )
+        except OSError as exc:
+            log.warning("cannot write checkpoints in %s: %s", self.data_dir, exc.strerror)

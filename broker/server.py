@@ -1,0 +1,266 @@
+"""Networking and lifecycle: listeners, one read loop per connection, start and stop.
+
+Each connection reads a frame, handles it, writes the response, then reads the
+next: responses go out in request order, as Kafka guarantees (Kafka mutes a
+channel while a request is in flight). Pipelined requests wait in the socket
+buffer meanwhile. A connection that sends garbage is closed with one log line;
+every other connection keeps being served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import threading
+from collections.abc import Callable
+from typing import Final
+
+from broker.broker import Broker, RequestContext
+from broker.config import BrokerConfig, Listener
+from broker.handlers import HANDLERS
+from broker.handlers.api_versions import unsupported_version_response
+from broker.periodic import every
+from broker.protocol.codec import ProtocolError, UnsupportedVersion, decode_request, encode_response
+from broker.protocol.framing import FrameTooLarge, frame_size
+from broker.protocol.versions import ApiKey
+
+log = logging.getLogger(__name__)
+
+_WRITE_HIGH_WATER: Final = 4 << 20
+
+
+class BrokerServer:
+    def __init__(self, config: BrokerConfig, clock_ms: Callable[[], int] | None = None) -> None:
+        self.config = config
+        self.broker = Broker(config, clock_ms)
+        self._servers: list[asyncio.Server] = []
+        self._connections: set[asyncio.Task[None]] = set()
+        self._reported: set[tuple[int, str]] = set()
+        self._stopped = asyncio.Event()
+        self._closing = False
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @property
+    def endpoints(self) -> list[Listener]:
+        return self.broker.endpoints
+
+    @property
+    def bootstrap(self) -> str:
+        ep = self.broker.endpoint
+        return f"{ep.host}:{ep.port}"
+
+    async def start(self) -> None:
+        self.broker.open()
+        listeners = self.config.listener_list()
+        advertised = {a.name: a for a in self.config.advertised_list()}
+        endpoints = []
+        try:
+            for lst in listeners:
+                if lst.name not in ("PLAINTEXT",):
+                    raise ValueError(f"listener {lst}: only PLAINTEXT listeners are supported")
+                server = await asyncio.start_server(
+                    self._serve_connection, lst.host or None, lst.port, reuse_address=True, limit=1 << 16
+                )
+                self._servers.append(server)
+                port = server.sockets[0].getsockname()[1]
+                adv = advertised.get(lst.name, lst)
+                host = adv.host or (lst.host if lst.host not in ("", "0.0.0.0", "::") else socket.getfqdn())
+                endpoints.append(Listener(lst.name, host, adv.port if adv.port and adv is not lst else port))
+        except BaseException:
+            for s in self._servers:
+                s.close()
+            self.broker.close()
+            raise
+        self.broker.endpoints = endpoints
+        self.broker.logs.start_background()
+        self._tasks.append(
+            every(
+                self.config.offsets_retention_check_interval_ms / 1000,
+                self.broker.groups.expire_offsets,
+                "offsets-retention",
+            )
+        )
+        log.info(
+            "Sluiceway broker %d started, cluster %s, listening on %s, log.dirs=%s",
+            self.broker.node_id,
+            self.broker.cluster_id,
+            ", ".join(str(e) for e in endpoints),
+            self.broker.logs.data_dir,
+        )
+
+    async def serve_forever(self) -> None:
+        await self._stopped.wait()
+
+    async def stop(self) -> None:
+        if self._stopped.is_set():
+            return
+        log.info("shutting down")
+        self._closing = True
+        for task in self._tasks:
+            task.cancel()
+        for s in self._servers:
+            s.close()
+        for task in list(self._connections):
+            task.cancel()
+        if self._connections:
+            await asyncio.gather(*self._connections, return_exceptions=True)
+        for s in self._servers:
+            with contextlib.suppress(Exception):
+                await s.wait_closed()
+        # Let a compaction in progress finish before its files are closed.
+        for plog in list(self.broker.logs.logs.values()):
+            async with plog.cleaning:
+                pass
+        self.broker.close()
+        self._stopped.set()
+        log.info("shut down cleanly")
+
+    # -- connections -------------------------------------------------------------------
+
+    async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        peer = writer.get_extra_info("peername")
+        host = str(peer[0]) if peer else "?"
+        where = f"{host}:{peer[1]}" if peer else "?"
+        client_id: str | None = None
+        idle_s = self.config.connections_max_idle_ms / 1000 or None
+        try:
+            while True:
+                try:
+                    prefix = await asyncio.wait_for(reader.readexactly(4), idle_s)
+                except TimeoutError:
+                    log.debug("closing idle connection from %s", where)
+                    return
+                size = frame_size(prefix, self.config.socket_request_max_bytes)
+                frame = await reader.readexactly(size)
+                try:
+                    req = decode_request(frame)
+                except UnsupportedVersion as exc:
+                    if exc.api_key == ApiKey.API_VERSIONS:
+                        writer.write(unsupported_version_response(exc.correlation_id))
+                        continue
+                    log.warning("closing connection from %s: %s", where, exc)
+                    return
+                client_id = req.client_id
+                ctx = RequestContext(
+                    self.broker, req.api_key, req.api_version, req.correlation_id, req.client_id, host
+                )
+                try:
+                    response = await HANDLERS[req.api_key](ctx, req.body)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    self._report(req.api_key, req.api_version, exc, where, client_id)
+                    return
+                if response is not None:
+                    writer.write(encode_response(req.correlation_id, response))
+                    if writer.transport.get_write_buffer_size() > _WRITE_HIGH_WATER:
+                        await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass  # the client went away
+        except asyncio.CancelledError:
+            # Shutdown cancels connections; ending normally keeps asyncio's stream
+            # callback from logging the cancellation as an error.
+            if not self._closing:
+                raise
+        except FrameTooLarge as exc:
+            log.warning(
+                "closing connection from %s (client %s): %s (socket.request.max.bytes)", where, client_id, exc
+            )
+        except ProtocolError as exc:
+            log.warning("closing connection from %s (client %s): %s", where, client_id, exc)
+        finally:
+            self._connections.discard(task)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    def _report(self, api_key: int, version: int, exc: Exception, where: str, client_id: str | None) -> None:
+        """A handler failed: our bug or input we did not anticipate. One traceback per kind, then one line."""
+        kind = (api_key, type(exc).__name__)
+        name = ApiKey(api_key).name
+        if kind in self._reported:
+            log.error(
+                "closing connection from %s (client %s): %s v%d failed: %s",
+                where,
+                client_id,
+                name,
+                version,
+                exc,
+            )
+        else:
+            self._reported.add(kind)
+            log.exception(
+                "closing connection from %s (client %s): %s v%d failed", where, client_id, name, version
+            )
+
+
+class EmbeddedBroker:
+    """A broker on its own thread and event loop inside another process (tests, workers)."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.server: BrokerServer | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+
+    @property
+    def bootstrap(self) -> str:
+        assert self.server is not None
+        return self.server.bootstrap
+
+    def start(self, timeout: float = 30.0) -> EmbeddedBroker:
+        self._thread = threading.Thread(target=self._run, name="sluiceway-broker", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise TimeoutError("embedded broker did not start")
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def _run(self) -> None:
+        loop = _new_loop()
+        self._loop = loop
+        asyncio.set_event_loop(loop)
+        try:
+            self.server = BrokerServer(self.config)
+            loop.run_until_complete(self.server.start())
+        except BaseException as exc:
+            self._error = exc
+            self._ready.set()
+            loop.close()
+            return
+        self._ready.set()
+        try:
+            loop.run_until_complete(self.server.serve_forever())
+        finally:
+            loop.close()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        if self._loop is None or self.server is None or self._thread is None:
+            return
+        if self._thread.is_alive():
+            fut = asyncio.run_coroutine_threadsafe(self.server.stop(), self._loop)
+            fut.result(timeout)
+            self._thread.join(timeout)
+
+    def __enter__(self) -> EmbeddedBroker:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    try:
+        import uvloop
+
+        return uvloop.new_event_loop()
+    except ImportError:
+        return asyncio.new_event_loop()

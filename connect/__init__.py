@@ -1,0 +1,1 @@
+"""Sluiceway's Connect framework: plugin API, runtime, storage, herders, REST and CLI."""

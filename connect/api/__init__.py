@@ -1,0 +1,128 @@
+"""Sluiceway's plugin API: everything a connector, transform or converter author needs.
+
+This package imports nothing from the runtime; plugins import only from here.
+
+- Connectors and tasks: ``SourceConnector``, ``SinkConnector``, ``SourceTask``,
+  ``SinkTask`` and their contexts (``connect.api.connector``, ``connect.api.task``).
+- Records: ``SourceRecord``, ``SinkRecord``, ``Headers``, ``TopicPartition``.
+- Data: ``Schema``, ``SchemaBuilder``, ``Struct``, ``Type`` and the logical types
+  ``Decimal``, ``Date``, ``Time``, ``Timestamp`` (``connect.api.data``).
+- Settings: ``ConnectorConfig`` and pydantic's ``Field`` (``connect.api.config``).
+- Transforms: ``Transformation``, ``Predicate``; converters: ``Converter``, ``HeaderConverter``.
+- Errors: ``ConnectException``, ``RetriableException``, ``DataException``.
+- ``compile_java_regex``: the Java regexes Kafka configs carry, compiled for Python.
+"""
+
+from pydantic import Field, SecretStr
+
+from connect.api.config import (
+    Boolean,
+    CommaList,
+    ConfigIssue,
+    ConfigModel,
+    ConfigValidationError,
+    ConnectorConfig,
+    importance,
+)
+from connect.api.connector import (
+    Connector,
+    ConnectorContext,
+    ExactlyOnceSupport,
+    SinkConnector,
+    SinkConnectorContext,
+    SourceConnector,
+    SourceConnectorContext,
+)
+from connect.api.converter import Converter, HeaderConverter
+from connect.api.data import (
+    Date,
+    Decimal,
+    Schema,
+    SchemaAndValue,
+    SchemaBuilder,
+    Struct,
+    Time,
+    Timestamp,
+    Type,
+)
+from connect.api.data import (
+    Field as SchemaField,
+)
+from connect.api.errors import (
+    AlreadyExistsException,
+    ConnectException,
+    DataException,
+    NotFoundException,
+    RetriableException,
+)
+from connect.api.headers import Header, Headers
+from connect.api.java_regex import compile_java_regex
+from connect.api.records import ConnectRecord, SinkRecord, SourceRecord, TimestampType, TopicPartition
+from connect.api.task import (
+    ErrantRecordReporter,
+    OffsetStorageReader,
+    RecordMetadata,
+    SinkTask,
+    SinkTaskContext,
+    SourceTask,
+    SourceTaskContext,
+    Task,
+    partition_key,
+)
+from connect.api.transforms import FunctionTransformation, Predicate, Transformation
+
+__all__ = [
+    "AlreadyExistsException",
+    "Boolean",
+    "CommaList",
+    "ConfigIssue",
+    "ConfigModel",
+    "ConfigValidationError",
+    "ConnectException",
+    "ConnectRecord",
+    "Connector",
+    "ConnectorConfig",
+    "ConnectorContext",
+    "Converter",
+    "DataException",
+    "Date",
+    "Decimal",
+    "ErrantRecordReporter",
+    "ExactlyOnceSupport",
+    "Field",
+    "FunctionTransformation",
+    "Header",
+    "HeaderConverter",
+    "Headers",
+    "NotFoundException",
+    "OffsetStorageReader",
+    "Predicate",
+    "RecordMetadata",
+    "RetriableException",
+    "Schema",
+    "SchemaAndValue",
+    "SchemaBuilder",
+    "SchemaField",
+    "SecretStr",
+    "SinkConnector",
+    "SinkConnectorContext",
+    "SinkRecord",
+    "SinkTask",
+    "SinkTaskContext",
+    "SourceConnector",
+    "SourceConnectorContext",
+    "SourceRecord",
+    "SourceTask",
+    "SourceTaskContext",
+    "Struct",
+    "Task",
+    "Time",
+    "Timestamp",
+    "TimestampType",
+    "TopicPartition",
+    "Transformation",
+    "Type",
+    "compile_java_regex",
+    "importance",
+    "partition_key",
+]

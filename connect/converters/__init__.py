@@ -1,0 +1,27 @@
+"""Built-in converters, compatible with Kafka Connect's (Java class names are accepted as aliases)."""
+
+from connect.converters.bytes import ByteArrayConverter
+from connect.converters.header import SimpleHeaderConverter
+from connect.converters.json import JsonConverter
+from connect.converters.numbers import (
+    DoubleConverter,
+    FloatConverter,
+    IntegerConverter,
+    LongConverter,
+    NumberConverter,
+    ShortConverter,
+)
+from connect.converters.string import StringConverter
+
+__all__ = [
+    "ByteArrayConverter",
+    "DoubleConverter",
+    "FloatConverter",
+    "IntegerConverter",
+    "JsonConverter",
+    "LongConverter",
+    "NumberConverter",
+    "ShortConverter",
+    "SimpleHeaderConverter",
+    "StringConverter",
+]

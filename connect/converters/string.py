@@ -1,0 +1,84 @@
+"""Kafka's ``StringConverter``: values as text in a configurable encoding.
+
+Configs: ``converter.encoding`` (UTF-8), overridden per direction by
+``serializer.encoding`` (writing) and ``deserializer.encoding`` (reading). Java
+charset names such as ``UTF-8``, ``ISO-8859-1`` and ``UTF-16`` are understood.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from connect.api.converter import Converter, HeaderConverter
+from connect.api.data import Schema, SchemaAndValue
+from connect.api.errors import ConnectException, DataException
+from connect.api.headers import Headers
+
+__all__ = ["StringConverter"]
+
+
+def _encoding(configs: Mapping[str, Any], key: str, default: str) -> str:
+    name = str(configs.get(key, default)).strip()
+    try:
+        codecs.lookup(name)
+    except LookupError:
+        raise ConnectException(
+            f"Invalid value {name} for configuration {key}: unsupported encoding"
+        ) from None
+    return name
+
+
+_OPTIONAL_STRING = Schema.OPTIONAL_STRING_SCHEMA
+_NULL_STRING = SchemaAndValue(_OPTIONAL_STRING, None)
+
+
+class StringConverter(Converter, HeaderConverter):
+    """Writes ``str(value)`` (booleans as ``true``/``false``); reads text as an optional STRING."""
+
+    aliases: ClassVar[tuple[str, ...]] = ("org.apache.kafka.connect.storage.StringConverter",)
+
+    def __init__(self) -> None:
+        self.serializer_encoding = "UTF-8"
+        self.deserializer_encoding = "UTF-8"
+        self._utf8 = True
+
+    def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:
+        encoding = _encoding(configs, "converter.encoding", "UTF-8")
+        self.serializer_encoding = _encoding(configs, "serializer.encoding", encoding)
+        self._utf8 = self.serializer_encoding.replace("-", "").lower() == "utf8"
+        self.deserializer_encoding = _encoding(configs, "deserializer.encoding", encoding)
+
+    def from_connect_data(
+        self, topic: str, schema: Schema | None, value: Any, headers: Headers | None = None
+    ) -> bytes | None:
+        if value is None:
+            return None
+        if type(value) is str and self._utf8:
+            return value.encode()  # the common case, kept short: one call per record
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        try:
+            return text.encode(self.serializer_encoding)
+        except UnicodeEncodeError as e:
+            raise DataException(f"Failed to serialize to a string in {self.serializer_encoding}: {e}") from e
+
+    def to_connect_data(
+        self, topic: str, data: bytes | None, headers: Headers | None = None
+    ) -> SchemaAndValue:
+        if data is None:
+            return _NULL_STRING
+        try:
+            # Consumers hand over bytes: decode them without copying first.
+            text = (data if type(data) is bytes else bytes(data)).decode(self.deserializer_encoding)
+            return SchemaAndValue(_OPTIONAL_STRING, text)
+        except UnicodeDecodeError as e:
+            raise DataException(f"Failed to deserialize string in {self.deserializer_encoding}: {e}") from e
+
+    def from_connect_header(
+        self, topic: str, header_key: str, schema: Schema | None, value: Any
+    ) -> bytes | None:
+        return self.from_connect_data(topic, schema, value)
+
+    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
+        return self.to_connect_data(topic, value)

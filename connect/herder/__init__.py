@@ -1,0 +1,1 @@
+"""Herders: the control plane of a worker (standalone: configs in memory; distributed: a group)."""

@@ -1,0 +1,1 @@
+"""The worker runtime: configs, plugins, task runners, error handling, offsets."""

@@ -1,0 +1,635 @@
+"""The sink pipeline: consume → convert → transform → put → flush/pre_commit → commit.
+
+The consumer group is ``connect-<connector>``. Offsets are committed only as far as
+the task says it has durably written (``pre_commit``), every
+``offset.flush.interval.ms``, when the task asks (``request_commit``), before
+partitions are revoked and when the task stops. ``put`` raising
+``RetriableException`` pauses consumption and hands the same batch back after
+``context.timeout`` ms; the consumer keeps being polled meanwhile, so the group
+does not consider the task dead. Rebalance callbacks run inside ``consume`` on this
+task's thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from functools import partial
+from typing import Any
+
+from confluent_kafka import (
+    OFFSET_INVALID,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+)
+from confluent_kafka import (
+    TopicPartition as KafkaTopicPartition,
+)
+
+from connect.api.converter import Converter, HeaderConverter
+from connect.api.errors import ConnectException, RetriableException
+from connect.api.headers import Headers
+from connect.api.records import SinkRecord, TimestampType, TopicPartition
+from connect.api.task import ErrantRecordReporter, SinkTask, SinkTaskContext
+from connect.runtime.errors import TOLERATED, ProcessingContext, RawRecord, RetryWithToleranceOperator, Stage
+from connect.runtime.status import ConnectorTaskId, StatusListener, TargetState
+from connect.runtime.transformation_chain import TransformationChain
+from connect.runtime.worker_task import WorkerTask
+
+log = logging.getLogger(__name__)
+
+_TIMESTAMP_TYPES = {
+    0: TimestampType.NO_TIMESTAMP_TYPE,
+    1: TimestampType.CREATE_TIME,
+    2: TimestampType.LOG_APPEND_TIME,
+}
+_POLL_S = 0.5
+# Consumer errors no retry can fix: the task fails with them.
+_FATAL_CONSUMER_ERRORS = frozenset(
+    {
+        KafkaError.TOPIC_AUTHORIZATION_FAILED,
+        KafkaError.GROUP_AUTHORIZATION_FAILED,
+        KafkaError.SASL_AUTHENTICATION_FAILED,
+        KafkaError._AUTHENTICATION,
+        KafkaError._INVALID_ARG,
+    }
+)
+
+
+class _SinkContext(SinkTaskContext):
+    def __init__(self, runner: WorkerSinkTask) -> None:
+        self.runner = runner
+        self.rewinds: dict[TopicPartition, int] = {}
+        self.timeout_ms = 0
+        self.commit_requested = False
+        self.paused_by_task: set[TopicPartition] = set()
+
+    def configs(self) -> dict[str, str]:
+        return dict(self.runner.task_config)
+
+    def offset(
+        self, offsets: Mapping[TopicPartition, int] | TopicPartition, offset: int | None = None
+    ) -> None:
+        if isinstance(offsets, TopicPartition):
+            if offset is None:
+                raise ValueError("offset() with a single partition needs an offset")
+            self.rewinds[offsets] = offset
+        else:
+            self.rewinds.update(offsets)
+
+    def timeout(self, timeout_ms: int) -> None:
+        self.timeout_ms = timeout_ms
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self.runner.assigned)
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        self._check_assigned(partitions)
+        self.paused_by_task.update(partitions)
+        self.runner.apply_pauses()
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self._check_assigned(partitions)
+        self.paused_by_task.difference_update(partitions)
+        self.runner.apply_pauses()
+
+    def _check_assigned(self, partitions: tuple[TopicPartition, ...]) -> None:
+        unknown = [str(p) for p in partitions if p not in self.runner.assigned]
+        if unknown:
+            raise ConnectException(f"partitions not assigned to this task: {', '.join(unknown)}")
+
+    def request_commit(self) -> None:
+        self.commit_requested = True
+
+    def errant_record_reporter(self) -> ErrantRecordReporter | None:
+        return self.runner.errant_reporter
+
+
+class _ErrantRecordReporter(ErrantRecordReporter):
+    def __init__(self, runner: WorkerSinkTask) -> None:
+        self.runner = runner
+        self.outstanding: list[Future[None]] = []
+
+    def report(self, record: SinkRecord, error: BaseException) -> Future[None]:
+        raw = self.runner.raw_of(record)
+        op = self.runner.operator
+        ctx = ProcessingContext(
+            self.runner.id.connector,
+            self.runner.id.task,
+            Stage.TASK_PUT,
+            f"{type(self.runner.task).__module__}.{type(self.runner.task).__qualname__}",
+            error,
+            consumed=raw,
+        )
+        futures = op.report(ctx)
+        if not op.config.tolerate_all:
+            raise ConnectException("Tolerance exceeded in error handler") from error
+        done: Future[None] = Future()
+
+        def finish(_: Future[None]) -> None:
+            if all(f.done() for f in futures) and not done.done():
+                errors = [f.exception() for f in futures if f.exception() is not None]
+                if errors:
+                    done.set_exception(errors[0])
+                else:
+                    done.set_result(None)
+
+        if not futures:
+            done.set_result(None)
+        for f in futures:
+            f.add_done_callback(finish)
+        self.outstanding.append(done)
+        return done
+
+    def await_outstanding(self) -> None:
+        for f in self.outstanding:
+            f.result()
+        self.outstanding.clear()
+
+
+class WorkerSinkTask(WorkerTask):
+    def __init__(
+        self,
+        task_id: ConnectorTaskId,
+        task: SinkTask,
+        task_config: dict[str, str],
+        worker_id: str,
+        status: StatusListener,
+        target_state: TargetState,
+        operator: RetryWithToleranceOperator,
+        key_converter: Converter,
+        value_converter: Converter,
+        header_converter: HeaderConverter,
+        chain: TransformationChain[Any],
+        consumer_config: dict[str, Any],
+        topics: list[str],
+        topics_regex: str | None,
+        batch_size: int,
+        flush_interval_ms: int,
+        errant_reporting: bool,
+        topic_tracking: bool = True,
+    ) -> None:
+        super().__init__(task_id, worker_id, status, target_state, operator)
+        self.task = task
+        self.task_config = task_config
+        self.key_converter = key_converter
+        self.value_converter = value_converter
+        self.header_converter = header_converter
+        self.chain = chain
+        self.consumer_config = consumer_config
+        self.topics = topics
+        self.topics_regex = topics_regex
+        self.batch_size = batch_size
+        self.flush_interval_s = flush_interval_ms / 1000
+        self.topic_tracking = topic_tracking
+        self.consumer: Consumer | None = None
+        self.context = _SinkContext(self)
+        self.errant_reporter = _ErrantRecordReporter(self) if errant_reporting else None
+        self.assigned: set[TopicPartition] = set()
+        self.current_offsets: dict[TopicPartition, int] = {}  # next offset to read, per partition put so far
+        self.last_committed: dict[TopicPartition, int] = {}
+        self._retry_batch: list[SinkRecord] | None = None
+        self._retry_at = 0.0
+        self._consumer_paused: set[TopicPartition] = set()
+        self._batch: list[Message] = []
+        self._batch_index: dict[tuple[Any, Any, Any], Message] | None = None
+        self._used_topics: set[str] = set()
+        self._last_commit = time.monotonic()
+        self._closing = False
+        self._warned: set[tuple[int, str]] = set()
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    def initialize_plugin(self) -> None:
+        self.consumer = Consumer(self.consumer_config)
+        self.task.initialize(self.context)
+        self.task.start(dict(self.task_config))
+        if self.topics_regex:
+            pattern = self.topics_regex if self.topics_regex.startswith("^") else "^" + self.topics_regex
+            re.compile(pattern)
+            subscription = [pattern]
+        else:
+            subscription = list(self.topics)
+        self.consumer.subscribe(
+            subscription, on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
+        )
+
+    def signal_plugin_stop(self) -> None:
+        pass  # a sink task is stopped from its own thread, after the loop ends (Kafka does the same)
+
+    def close(self) -> None:
+        try:
+            if self.consumer is not None and not self._cancelled and self.assigned and not self.failed:
+                self._commit(list(self.assigned), final=True)
+        finally:
+            # From here on the partitions are closed by us: the revocation that
+            # consumer.close() triggers must not commit or close them again.
+            self._closing = True
+            try:
+                if self.assigned:
+                    self.task.close(sorted(self.assigned))
+            except Exception:
+                log.exception("%s: close() raised", self.id)
+            self._forget(list(self.assigned))
+            try:
+                self.task.stop()
+            except Exception:
+                log.exception("%s: stop() raised", self.id)
+            if self.consumer is not None:
+                try:
+                    self.consumer.close()
+                except Exception:
+                    log.exception("%s: closing the consumer failed", self.id)
+            for c in (self.key_converter, self.value_converter, self.header_converter):
+                try:
+                    c.close()
+                except Exception:
+                    log.exception("%s: closing converter %s failed", self.id, type(c).__name__)
+            self.chain.close()
+
+    # -- the loop ---------------------------------------------------------------------
+
+    def execute(self) -> None:
+        assert self.consumer is not None
+        while not self.stopping:
+            self.apply_pauses()
+            self._apply_rewinds()
+            if self._retry_batch is not None and time.monotonic() >= self._retry_at:
+                batch, self._retry_batch = self._retry_batch, None
+                self._deliver(batch)
+                continue
+            timeout = (
+                _POLL_S
+                if self._retry_batch is None
+                else max(min(self._retry_at - time.monotonic(), _POLL_S), 0)
+            )
+            messages = self._consume(timeout)
+            if messages and self._consumer_paused:
+                messages = self._hold_back(messages)
+            if messages:
+                records = self._convert_all(messages)
+                if records or self.current_offsets:
+                    self._deliver(records)
+            if self.context.commit_requested or time.monotonic() - self._last_commit >= self.flush_interval_s:
+                self.context.commit_requested = False
+                self._commit(list(self.assigned))
+
+    def _consume(self, timeout: float) -> list[Message]:
+        """Up to ``batch_size`` messages, returning as soon as one is there.
+
+        ``consume(n, timeout)`` would wait for all ``n``; instead wait for the first
+        message, then take whatever else is already fetched, so a trickle of records is
+        delivered within milliseconds and a flood still comes in full batches.
+        """
+        assert self.consumer is not None
+        first = self.consumer.poll(timeout)
+        if first is None:
+            return []
+        rest = self.consumer.consume(self.batch_size - 1, 0) if self.batch_size > 1 else []
+        return [first, *rest]
+
+    def _hold_back(self, messages: list[Message]) -> list[Message]:
+        """Paused partitions deliver nothing: messages fetched before the pause took effect
+        are handed back to the consumer (seek to the first of them) for after the resume."""
+        first: dict[TopicPartition, int] = {}
+        kept = []
+        for m in messages:
+            if m.error() is None:
+                tp = TopicPartition(m.topic(), m.partition())  # type: ignore[arg-type]
+                if tp in self._consumer_paused:
+                    off: int = m.offset()  # type: ignore[assignment]
+                    first[tp] = min(off, first.get(tp, off))
+                    continue
+            kept.append(m)
+        for tp, off in first.items():
+            assert self.consumer is not None
+            self.consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, off))
+        return kept
+
+    def _deliver(self, records: list[SinkRecord]) -> None:
+        started = time.perf_counter()
+        try:
+            if records:
+                self.task.put(records)
+        except RetriableException as exc:
+            wait_ms = self.context.timeout_ms or (exc.retry_after * 1000 if exc.retry_after else 0)
+            log.warning("%s: put() asked for a retry in %d ms: %s", self.id, wait_ms, exc)
+            self._retry_batch = records
+            self._retry_at = time.monotonic() + wait_ms / 1000
+            self.apply_pauses()
+            return
+        self.metrics.batch_count += 1
+        self.metrics.batch_time_total_ms += (time.perf_counter() - started) * 1000
+        self.metrics.records_out += len(records)
+        self.apply_pauses()
+
+    def _convert_all(self, messages: list[Message]) -> list[SinkRecord]:
+        """Messages to SinkRecords: the per-record hot path.
+
+        Converters are called directly; only a failing record goes through the
+        tolerance operator (which retries, reports and maybe skips it). The batch's
+        messages are kept so a record can be traced back to what was consumed.
+        """
+        out: list[SinkRecord] = []
+        self._batch = messages
+        self._batch_index = None
+        key_to = self.key_converter.to_connect_data
+        value_to = self.value_converter.to_connect_data
+        stages = self.chain.stages
+        used = self._used_topics
+        # Next offset per partition, noted when the partition changes (not per record).
+        offsets: dict[tuple[str, int], int] = {}
+        cur_topic: str | None = None
+        cur_partition = -1
+        cur_next = -1
+        null_topic: str | None = None
+        null_key: Any = None
+        types = _TIMESTAMP_TYPES
+        for msg in messages:
+            err = msg.error()
+            if err is not None:
+                if err.code() == KafkaError._PARTITION_EOF:
+                    continue
+                if err.fatal() or err.code() in _FATAL_CONSUMER_ERRORS:
+                    raise ConnectException(f"consumer error: {err.str()}")
+                # Anything else passes (a subscribed topic that does not exist yet, a broker
+                # away for a moment): the consumer keeps trying, as Kafka Connect's does.
+                self._warn_once(err)
+                continue
+            topic: str = msg.topic()  # type: ignore[assignment]
+            partition: int = msg.partition()  # type: ignore[assignment]
+            offset: int = msg.offset()  # type: ignore[assignment]
+            if partition != cur_partition or topic != cur_topic:
+                if cur_topic is not None:
+                    offsets[(cur_topic, cur_partition)] = cur_next
+                cur_topic, cur_partition = topic, partition
+                if topic not in used:
+                    self._first_sight(topic)
+            cur_next = offset + 1
+            # Each conversion is tried directly; a failure goes to the tolerance operator
+            # as its first attempt (never run twice), which retries, reports or skips.
+            raw_key, raw_value = msg.key(), msg.value()
+            key: Any
+            value: Any
+            try:
+                if raw_key is None and topic == null_topic:
+                    key = null_key  # most keys are null: convert null once per topic and batch
+                else:
+                    key = key_to(topic, raw_key)
+                    if raw_key is None:
+                        null_topic, null_key = topic, key
+            except Exception as exc:
+                key = self._recover(
+                    Stage.KEY_CONVERTER, self.key_converter, partial(key_to, topic, raw_key), exc, msg
+                )
+            try:
+                value = value_to(topic, raw_value)
+            except Exception as exc:
+                value = self._recover(
+                    Stage.VALUE_CONVERTER, self.value_converter, partial(value_to, topic, raw_value), exc, msg
+                )
+            raw_headers = msg.headers()
+            headers: Any = None
+            if raw_headers:
+                try:
+                    headers = self._headers(topic, raw_headers)
+                except Exception as exc:
+                    headers = self._recover(
+                        Stage.HEADER_CONVERTER,
+                        self.header_converter,
+                        partial(self._headers, topic, raw_headers),
+                        exc,
+                        msg,
+                    )
+            if key is TOLERATED or value is TOLERATED or headers is TOLERATED:
+                self.metrics.records_skipped += 1
+                continue
+            ts_type, ts = msg.timestamp()
+            record = SinkRecord(
+                topic,
+                partition,
+                key.schema,
+                key.value,
+                value.schema,
+                value.value,
+                ts if ts_type else None,
+                headers,
+                offset,
+                types.get(ts_type, TimestampType.CREATE_TIME),
+            )
+            if stages:
+                transformed, skipped = self.chain.apply(record, self.operator, partial(_consumed, msg))
+                if transformed is None:
+                    self.metrics.records_skipped += skipped
+                    continue
+                record = transformed
+            out.append(record)
+        self.metrics.records_in += len(messages)
+        if cur_topic is not None:
+            offsets[(cur_topic, cur_partition)] = cur_next
+        for (topic, partition), next_offset in offsets.items():
+            self.current_offsets[TopicPartition(topic, partition)] = next_offset
+        return out
+
+    def _warn_once(self, err: KafkaError) -> None:
+        key = (err.code(), err.str())
+        if key not in self._warned:
+            self._warned.add(key)
+            log.warning("%s: consumer reports %s (the task keeps running)", self.id, err.str())
+
+    def _first_sight(self, topic: str) -> None:
+        self._used_topics.add(topic)
+        if self.topic_tracking:
+            self.status.on_topic_used(self.id.connector, self.id.task, topic)
+
+    def _headers(self, topic: str, raw: Any) -> Headers:
+        convert = self.header_converter.to_connect_header
+        out = Headers()
+        for k, v in raw:
+            sv = convert(topic, k, v)
+            out.add(k, sv.value, sv.schema)
+        return out
+
+    def _recover(
+        self, stage: Stage, converter: object, fn: Callable[[], Any], error: Exception, msg: Message
+    ) -> Any:
+        return self.operator.execute(stage, _name(converter), fn, first_error=error, consumed=_raw(msg))
+
+    def raw_of(self, record: SinkRecord) -> RawRecord | None:
+        """The consumed message a record of the current batch came from (errant record reporting)."""
+        if self._batch_index is None:
+            self._batch_index = {
+                (m.topic(), m.partition(), m.offset()): m for m in self._batch if m.error() is None
+            }
+        msg = self._batch_index.get(
+            (record.original_topic, record.original_kafka_partition, record.original_kafka_offset)
+        )
+        return _raw(msg) if msg is not None else None
+
+    # -- pausing and rewinding --------------------------------------------------------
+
+    def apply_pauses(self) -> None:
+        if self.consumer is None:
+            return
+        wanted = (
+            set(self.assigned)
+            if (self.paused or self._retry_batch is not None)
+            else (self.context.paused_by_task & self.assigned)
+        )
+        to_pause = wanted - self._consumer_paused
+        to_resume = (self._consumer_paused - wanted) & self.assigned
+        if to_pause:
+            self.consumer.pause([_ktp(tp) for tp in sorted(to_pause)])
+        if to_resume:
+            self.consumer.resume([_ktp(tp) for tp in sorted(to_resume)])
+        self._consumer_paused = (self._consumer_paused | to_pause) - to_resume
+
+    def _apply_rewinds(self) -> None:
+        if not self.context.rewinds or self.consumer is None:
+            return
+        rewinds, self.context.rewinds = self.context.rewinds, {}
+        for tp, offset in rewinds.items():
+            if tp not in self.assigned:
+                log.warning("%s: ignoring a rewind of %s, which is not assigned to this task", self.id, tp)
+                continue
+            log.info("%s: rewinding %s to offset %d", self.id, tp, offset)
+            self.consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
+            self.current_offsets[tp] = offset
+        self._retry_batch = None  # a rewind replaces whatever was waiting
+
+    # -- rebalances -------------------------------------------------------------------
+
+    def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        new = {TopicPartition(p.topic, p.partition) for p in partitions}
+        self.assigned |= new
+        positions = consumer.committed(partitions, timeout=30)
+        for p in positions:
+            if p.offset != OFFSET_INVALID and p.offset >= 0:
+                self.last_committed[TopicPartition(p.topic, p.partition)] = p.offset
+        try:
+            self.task.open(sorted(new))
+        except Exception as exc:
+            self._fail_in_callback(exc)
+            return
+        rewinds = {tp: off for tp, off in self.context.rewinds.items() if tp in new}
+        if rewinds:
+            for tp in rewinds:
+                del self.context.rewinds[tp]
+            consumer.assign(
+                [
+                    KafkaTopicPartition(tp.topic, tp.partition, rewinds.get(tp, p.offset))
+                    for p in partitions
+                    for tp in [TopicPartition(p.topic, p.partition)]
+                ]
+            )
+            self.current_offsets.update(rewinds)
+        self._consumer_paused -= new
+        self.apply_pauses()
+        log.info("%s: assigned %s", self.id, ", ".join(str(p) for p in sorted(new)) or "nothing")
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        gone = [TopicPartition(p.topic, p.partition) for p in partitions]
+        if not gone or self._closing:
+            return
+        if self._retry_batch is not None:
+            self._retry_batch = [r for r in self._retry_batch if r.topic_partition not in gone] or None
+        try:
+            if not self.failed:
+                self._commit(gone, final=True)
+            self.task.close(gone)
+        except Exception as exc:
+            self._fail_in_callback(exc)
+        self._forget(gone)
+        log.info("%s: revoked %s", self.id, ", ".join(str(p) for p in gone))
+
+    def _on_lost(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        gone = [TopicPartition(p.topic, p.partition) for p in partitions]
+        if not gone or self._closing:
+            return
+        try:
+            self.task.close(gone)
+        except Exception as exc:
+            self._fail_in_callback(exc)
+        self._forget(gone)
+
+    def _forget(self, gone: list[TopicPartition]) -> None:
+        for tp in gone:
+            self.assigned.discard(tp)
+            self.current_offsets.pop(tp, None)
+            self.last_committed.pop(tp, None)
+            self._consumer_paused.discard(tp)
+            self.context.paused_by_task.discard(tp)
+
+    def _fail_in_callback(self, exc: BaseException) -> None:
+        # Exceptions cannot cross librdkafka's callback boundary: remember and stop the loop.
+        log.error("%s: failure in a rebalance callback", self.id, exc_info=exc)
+        self._callback_error = exc
+        raise exc
+
+    # -- commits ----------------------------------------------------------------------
+
+    def _commit(self, partitions: list[TopicPartition], final: bool = False) -> None:
+        self._last_commit = time.monotonic()
+        assert self.consumer is not None
+        wanted = {tp: off for tp, off in self.current_offsets.items() if tp in partitions}
+        if not wanted:
+            return
+        if self.errant_reporter is not None:
+            self.errant_reporter.await_outstanding()
+        try:
+            committable = dict(self.task.pre_commit(dict(wanted)))
+        except Exception:
+            self.metrics.commit_failures += 1
+            log.exception("%s: pre_commit() raised; rewinding to the last committed offsets", self.id)
+            for tp in partitions:
+                if tp in self.last_committed:
+                    self.context.rewinds[tp] = self.last_committed[tp]
+            return
+        todo = [
+            KafkaTopicPartition(tp.topic, tp.partition, off)
+            for tp, off in sorted(committable.items())
+            if tp in self.assigned and self.last_committed.get(tp) != off
+        ]
+        if not todo:
+            return
+        try:
+            self.consumer.commit(offsets=todo, asynchronous=False)
+        except KafkaException as exc:
+            self.metrics.commit_failures += 1
+            log.warning("%s: offset commit failed%s: %s", self.id, " (final)" if final else "", exc)
+            return
+        self.metrics.commit_successes += 1
+        for p in todo:
+            self.last_committed[TopicPartition(p.topic, p.partition)] = p.offset
+
+
+def _consumed(msg: Message) -> dict[str, Any]:
+    return {"consumed": _raw(msg)}
+
+
+def _raw(msg: Message) -> RawRecord:
+    kind, ts = msg.timestamp()
+    headers: list[tuple[str, Any]] = msg.headers() or []  # type: ignore[assignment]
+    return RawRecord(
+        msg.topic() or "",
+        msg.partition() or 0,
+        msg.offset() or 0,
+        ts if kind else None,
+        msg.key(),
+        msg.value(),
+        tuple((k, v if v is None or isinstance(v, bytes) else str(v).encode()) for k, v in headers),
+    )
+
+
+def _ktp(tp: TopicPartition) -> KafkaTopicPartition:
+    return KafkaTopicPartition(tp.topic, tp.partition)
+
+
+def _name(obj: object) -> str:
+    t = type(obj)
+    return f"{t.__module__}.{t.__qualname__}"

@@ -1,0 +1,455 @@
+"""The source pipeline: poll → transform → convert → produce → acknowledge → commit offsets.
+
+Offsets are committed every ``offset.flush.interval.ms`` and when the task stops,
+and only as far as Kafka has acknowledged: ``SubmittedRecords`` keeps each source
+partition's records in order, so an unacknowledged record holds back the offsets
+behind it. Delivery callbacks run in ``producer.poll`` on this task's thread, so
+none of this state is shared between threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]  # re-exported untyped
+
+from connect.api.converter import Converter, HeaderConverter
+from connect.api.errors import ConnectException, RetriableException
+from connect.api.records import SourceRecord
+from connect.api.task import RecordMetadata, SourceTask, SourceTaskContext, partition_key
+from connect.runtime.errors import TOLERATED, RetryWithToleranceOperator, Stage
+from connect.runtime.status import ConnectorTaskId, StatusListener, TargetState
+from connect.runtime.submitted_records import PartitionKey, SubmittedRecord, SubmittedRecords
+from connect.runtime.topic_creation import TopicCreation
+from connect.runtime.transformation_chain import TransformationChain
+from connect.runtime.worker_task import WorkerTask
+from connect.storage.offsets import ConnectorOffsetReader, OffsetStorageWriter
+
+log = logging.getLogger(__name__)
+
+_POLL_RETRY_S = 0.1
+
+
+class _SourceTaskContext(SourceTaskContext):
+    def __init__(self, config: dict[str, str], reader: ConnectorOffsetReader) -> None:
+        self._config = config
+        self._reader = reader
+
+    def configs(self) -> dict[str, str]:
+        return dict(self._config)
+
+    def offset_storage_reader(self) -> ConnectorOffsetReader:
+        return self._reader
+
+
+class WorkerSourceTask(WorkerTask):
+    def __init__(
+        self,
+        task_id: ConnectorTaskId,
+        task: SourceTask,
+        task_config: dict[str, str],
+        worker_id: str,
+        status: StatusListener,
+        target_state: TargetState,
+        operator: RetryWithToleranceOperator,
+        key_converter: Converter,
+        value_converter: Converter,
+        header_converter: HeaderConverter,
+        chain: TransformationChain[Any],
+        producer_config: dict[str, Any],
+        admin_config: dict[str, Any],
+        offset_reader: ConnectorOffsetReader,
+        offset_writer: OffsetStorageWriter,
+        flush_interval_ms: int,
+        flush_timeout_ms: int,
+        topic_creation: TopicCreation | None = None,
+        topic_tracking: bool = True,
+    ) -> None:
+        super().__init__(task_id, worker_id, status, target_state, operator)
+        self.task = task
+        self.task_config = task_config
+        self.key_converter = key_converter
+        self.value_converter = value_converter
+        self.header_converter = header_converter
+        self.chain = chain
+        self.admin_config = admin_config
+        self.offset_reader = offset_reader
+        self.offset_writer = offset_writer
+        self.flush_interval_s = flush_interval_ms / 1000
+        self.flush_timeout_s = flush_timeout_ms / 1000
+        self.topic_creation = topic_creation
+        self.topic_tracking = topic_tracking
+        # A task that wants commit_record() needs a delivery report per record; every
+        # other task only hears about failures, and offsets are committed after a flush
+        # has confirmed everything sent before it (far fewer Python calls per record).
+        self.per_record_acks = type(task).commit_record is not SourceTask.commit_record
+        if self.per_record_acks:
+            self.producer_config = dict(producer_config)
+        else:
+            self.producer_config = {
+                **producer_config,
+                "delivery.report.only.error": True,
+                "on_delivery": self._on_failed_delivery,
+            }
+        self.submitted = SubmittedRecords()
+        self._latest: dict[PartitionKey, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
+        self.producer: Producer | None = None
+        self._producer_error: BaseException | None = None
+        self._known_topics: set[str] = set()
+        self._used_topics: set[str] = set()
+        self._to_send: list[SourceRecord] = []
+        self._next = 0
+        self._last_commit = time.monotonic()
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    def initialize_plugin(self) -> None:
+        self.producer = Producer(self.producer_config)
+        self.task.initialize(_SourceTaskContext(self.task_config, self.offset_reader))
+        self.task.start(dict(self.task_config))
+
+    def signal_plugin_stop(self) -> None:
+        self.task.stop()
+
+    def close(self) -> None:
+        if self.producer is not None and not self._cancelled and not self.failed:
+            self.commit_offsets()
+        for c in (self.key_converter, self.value_converter, self.header_converter):
+            try:
+                c.close()
+            except Exception:
+                log.exception("%s: closing converter %s failed", self.id, type(c).__name__)
+        self.chain.close()
+
+    # -- the loop ---------------------------------------------------------------------
+
+    def execute(self) -> None:
+        assert self.producer is not None
+        while not self.stopping:
+            if self.paused:
+                self.producer.poll(0)
+                self.maybe_commit()
+                self.wait_while_paused(0.2)
+                continue
+            if self._next >= len(self._to_send):
+                self._to_send = self._poll()
+                self._next = 0
+                if not self._to_send:
+                    self.producer.poll(0)
+                    self._raise_producer_error()
+                    self.maybe_commit()
+                    continue
+            self._send_all()
+            self.producer.poll(0)
+            self._raise_producer_error()
+            self.maybe_commit()
+
+    def _poll(self) -> list[SourceRecord]:
+        started = time.perf_counter()
+        try:
+            records = self.task.poll()
+        except RetriableException as exc:
+            log.warning("%s: poll() raised a retriable error, polling again: %s", self.id, exc)
+            self.sleep(exc.retry_after if exc.retry_after is not None else _POLL_RETRY_S)
+            return []
+        if not records:
+            return []
+        self.metrics.records_in += len(records)
+        self.metrics.batch_count += 1
+        self.metrics.batch_time_total_ms += (time.perf_counter() - started) * 1000
+        return records if isinstance(records, list) else list(records)
+
+    def _send_all(self) -> None:
+        """Send the polled records from ``_next`` on; returns early only when stopping.
+
+        The loop body is the per-record hot path, kept to local variables: no
+        per-record closures, dicts or operator calls unless a record needs them (a
+        converter or transformation that fails goes to the operator, which retries,
+        reports or skips it), and offsets are noted per source partition as the
+        partition changes rather than per record.
+        """
+        producer = self.producer
+        assert producer is not None
+        produce = producer.produce
+        records = self._to_send
+        stages = self.chain.stages
+        per_record = self.per_record_acks
+        key_from = self.key_converter.from_connect_data
+        value_from = self.value_converter.from_connect_data
+        known = self._known_topics
+        stopping = self._stopping
+        i = self._next
+        n = len(records)
+        # The newest sent offset of the partition being sent right now; noted in
+        # _latest whenever the partition changes and when the loop ends.
+        cur_partition: Mapping[str, Any] | None = None
+        cur_offset: Mapping[str, Any] | None = None
+        null_topic: str | None = None
+        null_schema: Any = None
+        null_key: Any = None
+        try:
+            while i < n:
+                record = records[i]
+                out = self._transform(record) if stages else record
+                if out is None:
+                    i += 1
+                    self._commit_record(record, None)
+                    continue
+                topic = out.topic
+                key: Any
+                value: Any
+                headers: Any = None
+                try:
+                    if out.key is None and topic == null_topic and out.key_schema is null_schema:
+                        key = null_key  # most keys are null: convert null once per topic and batch
+                    else:
+                        key = key_from(topic, out.key_schema, out.key)
+                        if out.key is None:
+                            null_topic, null_schema, null_key = topic, out.key_schema, key
+                except Exception as exc:
+                    key = self._recover(
+                        Stage.KEY_CONVERTER,
+                        self.key_converter,
+                        partial(key_from, topic, out.key_schema, out.key),
+                        exc,
+                        record,
+                    )
+                try:
+                    value = value_from(topic, out.value_schema, out.value)
+                except Exception as exc:
+                    value = self._recover(
+                        Stage.VALUE_CONVERTER,
+                        self.value_converter,
+                        partial(value_from, topic, out.value_schema, out.value),
+                        exc,
+                        record,
+                    )
+                if out.has_headers:
+                    try:
+                        headers = self._headers(out)
+                    except Exception as exc:
+                        headers = self._recover(
+                            Stage.HEADER_CONVERTER,
+                            self.header_converter,
+                            partial(self._headers, out),
+                            exc,
+                            record,
+                        )
+                if key is TOLERATED or value is TOLERATED or headers is TOLERATED:
+                    i += 1
+                    self.metrics.records_skipped += 1
+                    self._commit_record(record, None)
+                    continue
+                if topic not in known:
+                    self._ensure_topic(topic)
+                slot: list[SubmittedRecord] | None = None
+                try:
+                    if per_record or headers or out.timestamp or out.kafka_partition is not None:
+                        slot = []
+                        produce(
+                            topic,
+                            value,
+                            key,
+                            partition=-1 if out.kafka_partition is None else out.kafka_partition,
+                            on_delivery=self._on_delivery(record, slot) if per_record else None,
+                            timestamp=out.timestamp or 0,
+                            headers=headers or None,
+                        )
+                    else:
+                        produce(topic, value, key)  # the common case: nothing per record to build
+                except BufferError:
+                    # The producer's queue is full: serve callbacks and try this record again.
+                    producer.poll(0.05)
+                    self._raise_producer_error()
+                    if stopping.is_set():
+                        return
+                    continue
+                except KafkaException as exc:
+                    raise ConnectException(f"failed to send a record to topic {topic}: {exc}") from exc
+                i += 1
+                # Callbacks only run inside producer.poll on this thread, so the record is
+                # registered after produce() accepted it: a refused produce leaves no trace.
+                sp, so = record.source_partition, record.source_offset
+                if per_record:
+                    assert slot is not None
+                    slot.append(self.submitted.submit(sp, so))
+                elif sp is not None and so is not None:
+                    if sp is not cur_partition:
+                        self._note_offset(cur_partition, cur_offset)
+                        cur_partition = sp
+                    cur_offset = so
+        finally:
+            self._next = i
+            self._note_offset(cur_partition, cur_offset)
+
+    def _note_offset(self, partition: Mapping[str, Any] | None, offset: Mapping[str, Any] | None) -> None:
+        if partition is not None and offset is not None:
+            self._latest[partition_key(partition)] = (partition, offset)
+
+    def _transform(self, record: SourceRecord) -> SourceRecord | None:
+        out, skipped = self.chain.apply(record, self.operator, lambda: {"source_record": record})
+        self.metrics.records_skipped += skipped
+        return out
+
+    def _headers(self, record: SourceRecord) -> list[tuple[str, str | bytes | None]]:
+        convert = self.header_converter.from_connect_header
+        return [(h.key, convert(record.topic, h.key, h.schema, h.value)) for h in record.headers]
+
+    def _recover(
+        self, stage: Stage, converter: object, fn: Callable[[], Any], error: Exception, record: SourceRecord
+    ) -> Any:
+        return self.operator.execute(stage, _name(converter), fn, first_error=error, source_record=record)
+
+    def _on_delivery(self, record: SourceRecord, slot: list[SubmittedRecord]) -> Callable[[Any, Any], None]:
+        def done(err: KafkaError | None, msg: Any) -> None:
+            submitted = slot[0]
+            if err is not None:
+                if self._tolerate_failed_send(err, msg, record):
+                    submitted.ack()
+                    self._commit_record(record, None)
+                return
+            submitted.ack()
+            self.metrics.records_out += 1
+            ts = msg.timestamp()
+            self._commit_record(
+                record,
+                RecordMetadata(
+                    msg.topic(), msg.partition(), msg.offset(), ts[1] if ts and ts[1] > 0 else None
+                ),
+            )
+
+        return done
+
+    def _on_failed_delivery(self, err: KafkaError | None, msg: Any) -> None:
+        """The producer-wide delivery report when only failures are reported."""
+        if err is not None:
+            self._tolerate_failed_send(err, msg, None)
+
+    def _tolerate_failed_send(self, err: KafkaError, msg: Any, record: SourceRecord | None) -> bool:
+        if self.operator.config.tolerate_all:
+            # KIP-779: with errors.tolerance=all a record Kafka refused is reported and
+            # skipped, not retried forever.
+            self.operator.execute(Stage.KAFKA_PRODUCE, "Producer", _raiser(err, msg), source_record=record)
+            self.metrics.records_skipped += 1
+            return True
+        self._producer_error = ConnectException(
+            f"Unrecoverable exception from producer send callback: {err.str()} (topic {msg.topic()})"
+        )
+        return False
+
+    def _raise_producer_error(self) -> None:
+        if self._producer_error is not None:
+            raise self._producer_error
+
+    def _commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        if not self.per_record_acks:
+            return
+        try:
+            self.task.commit_record(record, metadata)
+        except Exception:
+            log.exception("%s: commit_record() raised; continuing", self.id)
+
+    # -- topics -------------------------------------------------------------------------
+
+    def _track(self, topic: str) -> None:
+        self._used_topics.add(topic)
+        self.status.on_topic_used(self.id.connector, self.id.task, topic)
+
+    def _ensure_topic(self, topic: str) -> None:
+        """First record for ``topic``: create it per topic.creation.* if asked and missing."""
+        if self.topic_tracking and topic not in self._used_topics:
+            self._track(topic)
+        if self.topic_creation is not None:
+            # Create, and take "already exists" as found (Kafka's TopicAdmin.createOrFindTopics).
+            # Asking first would not do: a metadata request for a missing topic makes
+            # brokers with auto.create.topics.enable create it with their defaults.
+            settings = self.topic_creation.settings_for(topic)
+            admin = AdminClient(self.admin_config)
+            fut = admin.create_topics(
+                [
+                    NewTopic(
+                        topic, settings.partitions, settings.replication_factor, config=dict(settings.configs)
+                    )
+                ]
+            )[topic]
+            try:
+                fut.result(30)
+                log.info(
+                    "%s: created topic %s (group %s: %d partitions, replication factor %d)",
+                    self.id,
+                    topic,
+                    settings.group,
+                    settings.partitions,
+                    settings.replication_factor,
+                )
+            except KafkaException as exc:
+                err = exc.args[0]
+                if err.code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                    if err.retriable():
+                        raise RetriableException(f"cannot create topic {topic}: {err.str()}") from exc
+                    raise ConnectException(f"cannot create topic {topic}: {err.str()}") from exc
+        self._known_topics.add(topic)
+
+    # -- offsets ----------------------------------------------------------------------
+
+    def maybe_commit(self) -> None:
+        if time.monotonic() - self._last_commit >= self.flush_interval_s:
+            self.commit_offsets()
+
+    def commit_offsets(self) -> bool:
+        """Write the offsets of everything Kafka has acknowledged; never ahead of it."""
+        self._last_commit = time.monotonic()
+        assert self.producer is not None
+        if self.per_record_acks:
+            self.producer.poll(0)
+            committable = self.submitted.committable()
+            offsets = list(committable.offsets.values())
+        else:
+            if not self._latest:
+                return True
+            remaining = self.producer.flush(self.flush_timeout_s)
+            if self._producer_error is not None:
+                return False
+            if remaining:
+                self.metrics.commit_failures += 1
+                log.error(
+                    "%s: failed to flush, timed out while waiting for the producer to flush outstanding %d "
+                    "messages; offsets will be committed later",
+                    self.id,
+                    remaining,
+                )
+                return False
+            offsets = list(self._latest.values())
+            self._latest = {}
+        if not offsets:
+            return True
+        try:
+            self.offset_writer.write(offsets)
+        except Exception:
+            self.metrics.commit_failures += 1
+            log.exception("%s: failed to commit offsets", self.id)
+            return False
+        self.metrics.commit_successes += 1
+        log.debug("%s: committed offsets of %d source partitions", self.id, len(offsets))
+        try:
+            self.task.commit()
+        except Exception:
+            log.exception("%s: commit() raised; continuing", self.id)
+        return True
+
+
+def _name(obj: object) -> str:
+    t = type(obj)
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+def _raiser(err: KafkaError, msg: Any) -> Callable[[], None]:
+    def fail() -> None:
+        raise ConnectException(f"Kafka refused a record for topic {msg.topic()}: {err.str()}")
+
+    return fail

@@ -1,0 +1,188 @@
+"""One task, one thread: the lifecycle shared by source and sink runners.
+
+``WorkerTask`` owns starting, pausing, stopping and failing; subclasses supply the
+pipeline (``execute``) and hooks. Status changes go to the worker's
+``StatusListener``: RUNNING once the plugin's ``start`` returned, PAUSED/RUNNING on
+target-state changes, FAILED (with the traceback) when anything escapes the
+pipeline, UNASSIGNED after a clean stop. A failing task never takes the worker or
+other tasks with it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from abc import ABC, abstractmethod
+from typing import Any
+
+from connect.runtime.errors import RetryWithToleranceOperator
+from connect.runtime.logging_context import reset_context, set_context
+from connect.runtime.status import ConnectorTaskId, State, Status, StatusListener, TargetState, trace_of
+
+log = logging.getLogger(__name__)
+
+
+class TaskMetrics:
+    """Counters a task keeps (read by the metrics exporter); plain ints, updated on the task thread."""
+
+    __slots__ = (
+        "batch_count",
+        "batch_time_total_ms",
+        "commit_failures",
+        "commit_successes",
+        "records_in",
+        "records_out",
+        "records_skipped",
+    )
+
+    def __init__(self) -> None:
+        self.records_in = 0  # polled (source) / read (sink)
+        self.records_out = 0  # written to Kafka (source) / put (sink)
+        self.records_skipped = 0
+        self.commit_successes = 0
+        self.commit_failures = 0
+        self.batch_count = 0
+        self.batch_time_total_ms = 0.0
+
+
+class WorkerTask(ABC):
+    def __init__(
+        self,
+        task_id: ConnectorTaskId,
+        worker_id: str,
+        status: StatusListener,
+        target_state: TargetState,
+        operator: RetryWithToleranceOperator,
+    ) -> None:
+        self.id = task_id
+        self.worker_id = worker_id
+        self.status = status
+        self.operator = operator
+        self.metrics = TaskMetrics()
+        self._stopping = threading.Event()
+        self._resumed = threading.Event()
+        if target_state == TargetState.STARTED:
+            self._resumed.set()
+        self._cancelled = False
+        self._failed = False
+        self._thread = threading.Thread(target=self._run, name=f"task-thread-{task_id}", daemon=True)
+
+    # -- lifecycle (called by the worker) -----------------------------------------------
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Ask the task to stop; returns at once. The plugin's ``stop`` is signalled too."""
+        if self._stopping.is_set():
+            return
+        self._stopping.set()
+        self._resumed.set()  # a paused task must wake up to notice
+        try:
+            self.signal_plugin_stop()
+        except Exception:
+            log.exception("%s: the task's stop() raised", self.id)
+
+    def await_stop(self, timeout_s: float) -> bool:
+        self._thread.join(timeout_s)
+        return not self._thread.is_alive()
+
+    def cancel(self) -> None:
+        """The task did not stop in time: whatever it still produces is discarded."""
+        self._cancelled = True
+
+    def transition_to(self, target: TargetState) -> None:
+        if target == TargetState.PAUSED:
+            self._resumed.clear()
+            self._report(State.PAUSED)
+        elif target == TargetState.STARTED:
+            self._resumed.set()
+            self._report(State.RUNNING)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    @property
+    def paused(self) -> bool:
+        return not self._resumed.is_set()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    @property
+    def failed(self) -> bool:
+        return self._failed
+
+    def wait_while_paused(self, timeout_s: float | None = None) -> bool:
+        """Block while paused; False if the task is stopping."""
+        while not self._resumed.is_set():
+            self._resumed.wait(timeout_s)
+            if timeout_s is not None:
+                break
+        return not self.stopping
+
+    def sleep(self, seconds: float) -> bool:
+        """Sleep unless stopped; True if stopping."""
+        return self._stopping.wait(seconds)
+
+    # -- the thread -------------------------------------------------------------------
+
+    def _run(self) -> None:
+        token = set_context(self.id.connector, self.id.task)
+        try:
+            self.initialize_plugin()
+            if not self.stopping:
+                self._report(State.PAUSED if self.paused else State.RUNNING)
+                self.execute()
+        except BaseException as exc:
+            if self._cancelled:
+                log.info("%s: cancelled task ended with %s", self.id, exc)
+            else:
+                self._failed = True
+                log.error(
+                    "%s: task threw an uncaught and unrecoverable exception; it will not recover "
+                    "until manually restarted",
+                    self.id,
+                    exc_info=exc,
+                )
+                self._report(State.FAILED, trace_of(exc))
+        finally:
+            try:
+                self.close()
+            except Exception:
+                log.exception("%s: error while closing the task", self.id)
+            if not self._failed and not self._cancelled:
+                self._report(State.UNASSIGNED)
+            self.operator.close()
+            reset_context(token)
+
+    def _report(self, state: State, trace: str | None = None) -> None:
+        if self._failed and state != State.FAILED:
+            return
+        try:
+            self.status.on_status(self.id.connector, self.id.task, Status(state, self.worker_id, trace))
+        except Exception:
+            log.exception("%s: status listener failed", self.id)
+
+    # -- what subclasses provide ------------------------------------------------------
+
+    @abstractmethod
+    def initialize_plugin(self) -> None:
+        """Create clients, call the plugin's ``initialize`` and ``start``."""
+
+    @abstractmethod
+    def execute(self) -> None:
+        """The pipeline loop; returns when ``stopping``."""
+
+    @abstractmethod
+    def signal_plugin_stop(self) -> None:
+        """Tell the plugin to stop (may run on another thread)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release clients and converters (on the task thread, after ``execute``)."""
+
+    def describe(self) -> dict[str, Any]:
+        return {"id": str(self.id), "alive": self.alive, "paused": self.paused, "stopping": self.stopping}

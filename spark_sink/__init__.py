@@ -1,0 +1,1 @@
+"""The Spark sink connector (PySpark). Imports only ``connect.api``."""

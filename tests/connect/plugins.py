@@ -1,0 +1,253 @@
+"""Plugins that the worker integration tests load by dotted name, as users load theirs.
+
+They import only ``connect.api`` and keep what they see in module-level registries
+keyed by connector name, so a test can look at exactly what the framework handed
+them. Behaviours (failures, retries, rewinds) are switched on by connector config.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import Any
+
+from connect.api import (
+    ConnectException,
+    RecordMetadata,
+    RetriableException,
+    Schema,
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+    Task,
+    TopicPartition,
+)
+
+_lock = threading.Lock()
+PUT: dict[str, list[SinkRecord]] = defaultdict(list)
+COMMITTED: dict[str, list[tuple[SourceRecord, RecordMetadata | None]]] = defaultdict(list)
+EVENTS: dict[str, list[str]] = defaultdict(list)
+
+
+def reset() -> None:
+    with _lock:
+        PUT.clear()
+        COMMITTED.clear()
+        EVENTS.clear()
+
+
+def event(name: str, what: str) -> None:
+    with _lock:
+        EVENTS[name].append(what)
+
+
+class RecordingSinkConnector(SinkConnector):
+    def version(self) -> str:
+        return "test"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = props
+
+    def task_class(self) -> type[Task]:
+        return RecordingSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props) for _ in range(max_tasks)]
+
+    def stop(self) -> None:
+        pass
+
+
+class RecordingSinkTask(SinkTask):
+    """Keeps every record it is given; optional failures, retries, rewinds and error reports."""
+
+    def version(self) -> str:
+        return "test"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.name = props["name"]
+        self.retriable_left = int(props.get("retriable.failures", "0"))
+        self.fail_after = int(props.get("fail.after", "-1"))
+        self.rewind_once = props.get("rewind.once") == "true"
+        self.report_values = set(filter(None, props.get("report.values", "").split(",")))
+        self.timeout_ms = int(props.get("retry.timeout.ms", "100"))
+        self.seen = 0
+        event(self.name, "start")
+
+    def open(self, partitions: Collection[TopicPartition]) -> None:
+        event(self.name, "open " + ",".join(str(p) for p in sorted(partitions)))
+
+    def close(self, partitions: Collection[TopicPartition]) -> None:
+        event(self.name, "close " + ",".join(str(p) for p in sorted(partitions)))
+
+    def put(self, records: Collection[SinkRecord]) -> None:
+        if not records:
+            return
+        if self.retriable_left > 0:
+            self.retriable_left -= 1
+            event(self.name, f"retriable {len(records)}")
+            self.context.timeout(self.timeout_ms)
+            raise RetriableException("try again")
+        if self.rewind_once:
+            self.rewind_once = False
+            first = next(iter(records))
+            event(self.name, "rewind")
+            self.context.offset(TopicPartition(first.topic, first.kafka_partition or 0), 0)
+            return
+        reporter = self.context.errant_record_reporter()
+        kept = []
+        for r in records:
+            if isinstance(r.value, str) and r.value in self.report_values and reporter is not None:
+                reporter.report(r, ValueError(f"cannot handle {r.value!r}"))
+            else:
+                kept.append(r)
+        with _lock:
+            PUT[self.name].extend(kept)
+        self.seen += len(kept)
+        if 0 <= self.fail_after <= self.seen:
+            raise ConnectException(f"sink {self.name} fails after {self.seen} records")
+
+    def stop(self) -> None:
+        event(self.name, "stop")
+
+
+class CountingSourceConnector(SourceConnector):
+    def version(self) -> str:
+        return "test"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = props
+
+    def task_class(self) -> type[Task]:
+        return CommitRecordSourceTask if self.props.get("commit.record") == "true" else CountingSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [{**self.props, "task.number": str(i)} for i in range(max_tasks)]
+
+    def stop(self) -> None:
+        pass
+
+
+class CountingSourceTask(SourceTask):
+    """Emits ``count`` records ("v-<n>") with offset {"n": n}, resuming after the committed one."""
+
+    def version(self) -> str:
+        return "test"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.name = props["name"]
+        self.topic = props["topic"]
+        self.count = int(props.get("count", "10"))
+        self.fail_after = int(props.get("fail.after", "-1"))
+        self.batch = int(props.get("batch", "5"))
+        self.headers = props.get("headers") == "true"
+        self.partition = {"source": self.name, "task": props.get("task.number", "0")}
+        offset = self.context.offset_storage_reader().offset(self.partition)
+        self.n = int(offset["n"]) if offset else 0
+        event(self.name, f"start at {self.n}")
+
+    def poll(self) -> list[SourceRecord] | None:
+        if self.n >= self.count:
+            time.sleep(0.05)
+            return None
+        if 0 <= self.fail_after <= self.n:
+            raise ConnectException(f"source {self.name} fails at record {self.n}")
+        out = []
+        for _ in range(min(self.batch, self.count - self.n)):
+            self.n += 1
+            r = SourceRecord(
+                self.partition,
+                {"n": self.n},
+                self.topic,
+                value_schema=Schema.STRING_SCHEMA,
+                value=f"v-{self.n}",
+                key_schema=Schema.STRING_SCHEMA,
+                key=f"k-{self.n % 3}",
+            )
+            if self.headers:
+                r.headers.add("n", self.n, Schema.INT32_SCHEMA).add("source", self.name, Schema.STRING_SCHEMA)
+            out.append(r)
+        return out
+
+    def stop(self) -> None:
+        event(self.name, "stop")
+
+
+class CommitRecordSourceTask(CountingSourceTask):
+    def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        with _lock:
+            COMMITTED[self.name].append((record, metadata))
+
+
+class TooManyTasksConnector(CountingSourceConnector):
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props) for _ in range(max_tasks + 1)]
+
+
+class FailingStartConnector(CountingSourceConnector):
+    def start(self, props: dict[str, str]) -> None:
+        raise ConnectException("this connector refuses to start")
+
+
+class ReconfiguringSourceConnector(SourceConnector):
+    """Runs as many tasks as the number in the file ``tasks.file``; asks for a
+    reconfiguration whenever that number changes."""
+
+    def version(self) -> str:
+        return "test"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = props
+        self.path = Path(props["tasks.file"])
+        self.current = self._read()
+        self._stop = threading.Event()
+        self._watcher = threading.Thread(target=self._watch, daemon=True)
+        self._watcher.start()
+
+    def _read(self) -> int:
+        try:
+            return int(self.path.read_text().strip() or "1")
+        except (OSError, ValueError):
+            return 1
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.05):
+            n = self._read()
+            if n != self.current:
+                self.current = n
+                self.context.request_task_reconfiguration()
+
+    def task_class(self) -> type[Task]:
+        return CountingSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [
+            {**self.props, "task.number": str(i), "count": "0"} for i in range(min(self.current, max_tasks))
+        ]
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+def upper_value(record: Any) -> Any:
+    """A plain-function transformation."""
+    return record.new_record(value=str(record.value).upper())
+
+
+def drop_even(record: Any) -> Any:
+    return None if str(record.value).endswith(("0", "2", "4", "6", "8")) else record
+
+
+def value_map(config: Mapping[str, str]) -> dict[str, str]:
+    return dict(config)
+
+
+class FailingTaskConfigsConnector(CountingSourceConnector):
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        raise ConnectException("this connector cannot make task configs")

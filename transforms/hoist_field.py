@@ -1,0 +1,77 @@
+"""HoistField: wrap the key or value in a struct (or map) with a single field.
+
+``field=line`` turns the value ``"hello"`` into ``{"line": "hello"}``: a Struct with
+schema ``struct{line: <the old schema>}`` when the record has a schema, a dict when
+it has none. A null is wrapped too (``{"line": null}``), as Kafka does; with a schema
+that is an error unless the old schema is optional. An empty ``field`` is refused as a
+config error (Kafka accepts it and fails on the first record with a schema).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import field_validator
+
+from connect.api import (
+    ConfigModel,
+    ConnectRecord,
+    DataException,
+    Field,
+    Schema,
+    SchemaBuilder,
+    Struct,
+    importance,
+)
+from transforms.parts import Key, PartTransformation, Value
+from transforms.requirements import record_error
+from transforms.schemas import LruCache, derived
+
+
+class HoistFieldConfig(ConfigModel):
+    field: str = Field(
+        alias="field",
+        description="Field name for the single field that will be created in the resulting Struct or Map.",
+        json_schema_extra=importance("MEDIUM"),
+    )
+
+    @field_validator("field")
+    @classmethod
+    def _named(cls, v: str) -> str:
+        # Kafka takes an empty name and fails on the first record with a schema.
+        if not v:
+            raise ValueError("String must be non-empty")
+        return v
+
+
+class HoistField(PartTransformation):
+    Config = HoistFieldConfig
+
+    def configure(self, configs: Mapping[str, Any]) -> None:
+        self.config = HoistFieldConfig.parse(configs)
+        self.field = self.config.field
+        self._schemas: LruCache[Schema, Schema] = LruCache()
+
+    def apply(self, record: ConnectRecord) -> ConnectRecord:
+        schema = self.schema_of(record)
+        value = self.value_of(record)
+        if schema is None:
+            return self.replace(record, None, {self.field: value})
+        hoisted = derived(self, record, self._schemas, schema, self._hoisted)
+        try:
+            struct = Struct.from_values(hoisted, (value,))
+        except DataException as exc:
+            raise record_error(self, record, str(exc)) from None
+        return self.replace(record, hoisted, struct)
+
+    def _hoisted(self, schema: Schema) -> Schema:
+        return SchemaBuilder.struct().field(self.field, schema).build()
+
+
+class HoistFieldKey(Key, HoistField):
+    aliases = ("org.apache.kafka.connect.transforms.HoistField$Key",)
+
+
+class HoistFieldValue(Value, HoistField):
+    aliases = ("org.apache.kafka.connect.transforms.HoistField$Value",)
