@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := kcat
 
-.PHONY: help install system-deps demo test test-fast lint typecheck bench-broker bench-file bench-transforms broker clean
+.PHONY: help install system-deps demo test test-fast lint typecheck bench-broker bench-file bench-transforms bench-failover broker clean
 
 help:
 	@echo "make demo          a file -> topic -> file pipeline on the embedded broker (Ctrl-C stops it)"
@@ -16,6 +16,7 @@ help:
 	@echo "make bench-broker  broker throughput benchmark (prints ratios)"
 	@echo "make bench-file    file connector pipeline benchmark (prints ratios)"
 	@echo "make bench-transforms  file source with and without a five-SMT chain (prints the ratio)"
+	@echo "make bench-failover  kill -9 and scale-out of a distributed worker fleet (prints times and ratios)"
 	@echo "make lint / make typecheck"
 
 install: $(VENV)/.installed
@@ -60,6 +61,9 @@ bench-file: install
 
 bench-transforms: install
 	$(BIN)/python benchmarks/transforms.py
+
+bench-failover: install
+	$(BIN)/python benchmarks/failover.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -24,7 +24,10 @@ file, statuses to the worker's status store.
 from __future__ import annotations
 
 import asyncio
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -388,6 +391,25 @@ class EmbeddedConnectCluster(_ConnectClient):
                 return i
         raise AssertionError("no worker leads the group")
 
+    def settled(self) -> bool:
+        """Whether the cluster is at rest: every live worker in the same generation with no
+        rebalance pending, and between them running each configured connector and task once.
+        (Statuses alone cannot tell: a task being moved still shows RUNNING until it stops.)"""
+        herders = [self.workers[i].herder for i in self.live()]
+        if not herders or any(h.rebalance_pending for h in herders):
+            return False
+        if len({h.generation for h in herders}) != 1:
+            return False
+        wanted = herders[0].configured_work()
+        connectors = [c for h in herders for c in h.allocation.connectors]
+        tasks = [t for h in herders for t in h.allocation.tasks]
+        return (
+            len(connectors) == len(set(connectors))
+            and set(connectors) == wanted.connectors
+            and len(tasks) == len(set(tasks))
+            and set(tasks) == wanted.tasks
+        )
+
     def follower(self) -> int:
         leader = self.leader()
         return next(i for i in self.live() if i != leader)
@@ -407,3 +429,82 @@ class EmbeddedConnectCluster(_ConnectClient):
         return self.client(index).request(
             method, path, content=content, headers={"content-type": "application/json"}
         )
+
+
+class DistributedWorkerProcess:
+    """``python -m connect.distributed`` in a child process, with its own properties file,
+    REST port and log: for tests and benchmarks that kill workers (``kill9``) or restart
+    them, which an in-process cluster cannot do.
+
+    ``cwd`` is where the child runs (plugins importable from there load by class name).
+    """
+
+    def __init__(
+        self, work_dir: str | Path, name: str, bootstrap: str, cwd: str | Path | None = None, **config: str
+    ) -> None:
+        work = Path(work_dir)
+        work.mkdir(parents=True, exist_ok=True)
+        self.name = name
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.props = work / f"{name}.properties"
+        self.log = work / f"{name}.log"
+        self.cwd = Path(cwd) if cwd is not None else Path.cwd()
+        values = {
+            "bootstrap.servers": bootstrap,
+            "group.id": "connect-cluster",
+            "config.storage.topic": "connect-configs",
+            "offset.storage.topic": "connect-offsets",
+            "status.storage.topic": "connect-status",
+            "config.storage.replication.factor": "1",
+            "offset.storage.replication.factor": "1",
+            "status.storage.replication.factor": "1",
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "listeners": f"http://127.0.0.1:{self.port}",
+            **config,
+        }
+        self.props.write_text("".join(f"{k}={v}\n" for k, v in values.items()))
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def worker_id(self) -> str:
+        """The id the worker reports in statuses (its advertised host:port)."""
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> DistributedWorkerProcess:
+        with open(self.log, "ab") as log:  # the child keeps its own descriptor
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "connect.distributed", str(self.props)],
+                cwd=self.cwd,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        return self
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def healthy(self) -> bool:
+        """The REST API answers /health with 200 (the worker has joined its cluster)."""
+        try:
+            return httpx.get(self.url + "health", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def kill9(self) -> None:
+        """SIGKILL: no leave-group, no task shutdown, no offset flush."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self, timeout: float = 60) -> None:
+        """SIGTERM, the graceful shutdown (leave the group, stop tasks, flush offsets)."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)

@@ -130,6 +130,9 @@ class DistributedHerder(OffsetsEndpoints):
         self._restarts: list[tuple[str, bool, bool]] = []
         self._reconfigure: set[str] = set()  # connectors whose task configs should be regenerated
         self._known: dict[str, int] = {}  # connector -> task count, as last seen
+        # The (connector config, task config) each task here was started with: task-config
+        # records restart only the tasks whose configs they actually change.
+        self._started_with: dict[ConnectorTaskId, tuple[dict[str, str], dict[str, str]]] = {}
         self._http: httpx.AsyncClient | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -137,6 +140,21 @@ class DistributedHerder(OffsetsEndpoints):
     @property
     def is_leader(self) -> bool:
         return bool(self.member_id) and self.member_id == self.leader_id
+
+    @property
+    def rebalance_pending(self) -> bool:
+        """Whether this worker is joining, asked to rejoin, or holding a scheduled rebalance."""
+        return (
+            self.assignment is None
+            or not self.ready
+            or self.member.rejoin_needed
+            or self._rejoin_at is not None
+        )
+
+    def configured_work(self) -> Allocation:
+        """What the cluster should run, as this worker's config snapshot has it."""
+        connectors, tasks = _configured_work(self.configs.snapshot())
+        return Allocation(frozenset(connectors), frozenset(tasks))
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -377,12 +395,19 @@ class DistributedHerder(OffsetsEndpoints):
 
     async def _stop_work(self, work: Allocation) -> None:
         await self.blocking(self.worker.stop_and_await_tasks, sorted(work.tasks))
+        for task in work.tasks:
+            self._started_with.pop(task, None)
         for name in sorted(work.connectors):
             await self.blocking(self.worker.stop_connector, name)
 
     # -- starting work ------------------------------------------------------------------
 
-    async def _start_connector(self, name: str, snapshot: ClusterConfigState) -> None:
+    async def _start_connector(
+        self, name: str, snapshot: ClusterConfigState, republish: bool = False
+    ) -> None:
+        """Start a connector assigned here, then have it generate its task configs.
+        ``republish`` writes them even when unchanged: after a connector config change the
+        tasks must restart to see it, and they restart when their configs are written."""
         config = snapshot.connector_configs.get(name)
         if config is None:
             return
@@ -394,13 +419,14 @@ class DistributedHerder(OffsetsEndpoints):
             self.worker.start_connector, name, dict(config), target, self._request_reconfiguration
         )
         if started and target == TargetState.STARTED:
-            await self._reconfigure_connector(name)
+            await self._reconfigure_connector(name, republish)
 
     async def _start_task(self, task: ConnectorTaskId, snapshot: ClusterConfigState) -> None:
         connector_config = snapshot.connector_configs.get(task.connector)
         task_config = snapshot.task_config(task)
         if connector_config is None or task_config is None:
             return
+        self._started_with[task] = (dict(connector_config), dict(task_config))
         await self.blocking(
             self.worker.start_task,
             task,
@@ -416,8 +442,9 @@ class DistributedHerder(OffsetsEndpoints):
         self._loop.call_soon_threadsafe(self._reconfigure.add, name)
         self._notify()
 
-    async def _reconfigure_connector(self, name: str) -> None:
-        """Ask a connector running here for its task configs; publish them if they changed."""
+    async def _reconfigure_connector(self, name: str, republish: bool = False) -> None:
+        """Ask a connector running here for its task configs; publish them if they changed
+        (or ``republish``)."""
         snapshot = self.configs.snapshot()
         config = snapshot.connector_configs.get(name)
         if config is None or snapshot.target_state(name) != TargetState.STARTED:
@@ -428,7 +455,7 @@ class DistributedHerder(OffsetsEndpoints):
         if not self.worker.connector_running(name):
             return
         old = [dict(snapshot.task_config(t) or {}) for t in snapshot.tasks(name)]
-        if new == old and name not in snapshot.inconsistent:
+        if new == old and name not in snapshot.inconsistent and not republish:
             return
         if self.is_leader:
             await self.blocking(self.configs.put_task_configs, name, new)
@@ -493,7 +520,7 @@ class DistributedHerder(OffsetsEndpoints):
             if snapshot.contains(name) and name in self.allocation.connectors and name in known:
                 # A new config: the connector restarts with it, then regenerates its tasks.
                 await self.blocking(self.worker.stop_connector, name)
-                await self._start_connector(name, snapshot)
+                await self._start_connector(name, snapshot, republish=True)
 
         for name in sorted(targets - removed):
             await self._apply_target_state(name, snapshot)
@@ -517,6 +544,8 @@ class DistributedHerder(OffsetsEndpoints):
         mine_tasks = [t for t in self.allocation.tasks if t.connector == name]
         if target == TargetState.STOPPED:
             await self.blocking(self.worker.stop_and_await_tasks, mine_tasks)
+            for task in mine_tasks:
+                self._started_with.pop(task, None)
             if mine_connector:
                 await self.blocking(self.worker.stop_connector, name)
                 self.statuses.on_status(name, None, Status(State.STOPPED, self.worker_id))
@@ -532,10 +561,15 @@ class DistributedHerder(OffsetsEndpoints):
             self.worker.set_task_target(t, target)
 
     async def _apply_task_configs(self, name: str, snapshot: ClusterConfigState) -> None:
-        """Restart the tasks running here with their new configs (tasks that no longer exist
-        are revoked by the rebalance the leader starts)."""
+        """Restart the tasks running here whose configs changed (tasks that no longer exist
+        are revoked by the rebalance the leader starts). A task started by a rebalance that
+        read these records already runs them: it is left alone."""
         configured = set(snapshot.tasks(name))
+        connector_config = dict(snapshot.connector_configs.get(name) or {})
         for task in sorted(t for t in self.allocation.tasks if t.connector == name and t in configured):
+            wanted = (connector_config, dict(snapshot.task_config(task) or {}))
+            if self._started_with.get(task) == wanted and task in self.worker.tasks:
+                continue
             await self.blocking(self.worker.stop_and_await_tasks, [task])
             await self._start_task(task, snapshot)
 

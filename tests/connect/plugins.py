@@ -147,6 +147,7 @@ class CountingSourceTask(SourceTask):
         self.fail_after = int(props.get("fail.after", "-1"))
         self.batch = int(props.get("batch", "5"))
         self.headers = props.get("headers") == "true"
+        self.interval = int(props.get("interval.ms", "0")) / 1000
         self.partition = {"source": self.name, "task": props.get("task.number", "0")}
         offset = self.context.offset_storage_reader().offset(self.partition)
         self.n = int(offset["n"]) if offset else 0
@@ -158,6 +159,8 @@ class CountingSourceTask(SourceTask):
             return None
         if 0 <= self.fail_after <= self.n:
             raise ConnectException(f"source {self.name} fails at record {self.n}")
+        if self.interval:
+            time.sleep(self.interval)
         out = []
         for _ in range(min(self.batch, self.count - self.n)):
             self.n += 1
@@ -183,6 +186,18 @@ class CommitRecordSourceTask(CountingSourceTask):
     def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
         with _lock:
             COMMITTED[self.name].append((record, metadata))
+
+
+class FixedTaskConfigsConnector(CountingSourceConnector):
+    """Task configs that carry only what the tasks read: a change to the connector's
+    worker-side keys (converters, transforms) leaves them as they were."""
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        keep = ("name", "topic", "count", "interval.ms")
+        return [
+            {**{k: self.props[k] for k in keep if k in self.props}, "task.number": str(i)}
+            for i in range(max_tasks)
+        ]
 
 
 class TooManyTasksConnector(CountingSourceConnector):

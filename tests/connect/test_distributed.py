@@ -127,6 +127,45 @@ def test_config_updates_and_deletes_through_followers(cluster: EmbeddedConnectCl
     assert cluster.request("DELETE", f"/connectors/{name}", worker=f).status_code == 404
 
 
+def test_a_connector_config_change_reaches_tasks_whose_configs_stay_the_same(
+    cluster: EmbeddedConnectCluster,
+) -> None:
+    name, topic = unique("fixed"), unique()
+    config = {
+        "connector.class": P + "FixedTaskConfigsConnector",
+        "topic": topic,
+        "count": "100000",
+        "interval.ms": "20",
+    }
+    cluster.request("PUT", f"/connectors/{name}/config", config, worker=cluster.follower())
+    cluster.wait_for(lambda: states(cluster, name) == ("RUNNING", ["RUNNING"]), 30, "running")
+    config |= {
+        "transforms": "tag",
+        "transforms.tag.type": "InsertHeader",
+        "transforms.tag.header": "tagged",
+        "transforms.tag.value.literal": "yes",
+    }
+    cluster.request("PUT", f"/connectors/{name}/config", config, worker=cluster.follower())
+
+    # The task restarts with the transform although its own config did not change.
+    cluster.wait_for(lambda: tagged_after(cluster, topic), 30, "records with the new header")
+
+
+def tagged_after(c: EmbeddedConnectCluster, topic: str) -> bool:
+    """Whether the newest record of ``topic`` carries the ``tagged`` header."""
+    consumer = Consumer({"bootstrap.servers": c.bootstrap, "group.id": unique("peek")})
+    try:
+        tp = TopicPartition(topic, 0)
+        _, high = consumer.get_watermark_offsets(tp, timeout=10)
+        if high <= 0:
+            return False
+        consumer.assign([TopicPartition(topic, 0, high - 1)])
+        m = consumer.poll(10)
+        return m is not None and m.error() is None and any(k == "tagged" for k, _ in m.headers() or [])
+    finally:
+        consumer.close()
+
+
 def test_invalid_configs_are_refused_by_any_worker(cluster: EmbeddedConnectCluster) -> None:
     f = via_follower(cluster)
     r = cluster.request(
@@ -348,7 +387,9 @@ def test_workers_joining_and_leaving_move_only_what_must_move(tmp_path: Path) ->
                 },
             )
         c.wait_for(
-            lambda: all(states(c, n) == ("RUNNING", ["RUNNING"] * 2) for n in names), 30, "all running"
+            lambda: c.settled() and all(states(c, n) == ("RUNNING", ["RUNNING"] * 2) for n in names),
+            30,
+            "all running, no rebalance under way",
         )
         starts = {n: list(plugins.EVENTS[n]) for n in names}
         owners = {n: [t["worker_id"] for t in c.status(n)["tasks"]] for n in names}
@@ -356,7 +397,8 @@ def test_workers_joining_and_leaving_move_only_what_must_move(tmp_path: Path) ->
         third_id = c.url(third).rstrip("/").split("://", 1)[1]
         c.wait_for(
             lambda: (
-                all(states(c, n) == ("RUNNING", ["RUNNING"] * 2) for n in names)
+                c.settled()
+                and all(states(c, n) == ("RUNNING", ["RUNNING"] * 2) for n in names)
                 and sum(t["worker_id"] == third_id for n in names for t in c.status(n)["tasks"]) == 2
             ),
             60,
@@ -374,7 +416,14 @@ def test_workers_joining_and_leaving_move_only_what_must_move(tmp_path: Path) ->
             for e in set(plugins.EVENTS[n])
             if e.startswith("start at")
         )
-        assert moved == 2 and restarted == 2, (moved, restarted)
+        assert moved == 2 and restarted == 2, (
+            moved,
+            restarted,
+            owners,
+            {n: [t["worker_id"] for t in c.status(n)["tasks"]] for n in names},
+            {n: plugins.EVENTS[n] for n in names},
+            starts,
+        )
         # A worker that leaves: its tasks run on the others.
         c.stop_worker(third)
         c.wait_for(
