@@ -18,6 +18,7 @@ import asyncio
 import logging
 import signal
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from connect.api.config import ConfigValidationError
@@ -43,13 +44,29 @@ log = logging.getLogger("connect.distributed")
 _STARTUP_RETRY_S = 5.0
 
 
-def worker_config(props: PropertiesFile) -> DistributedConfig:
+def worker_config(props: PropertiesFile, overrides: Mapping[str, str] | None = None) -> DistributedConfig:
+    """The worker's config from its properties file, ``overrides`` (``--override``) on top;
+    each problem names the file and line, or the override, it came from."""
+    overrides = overrides or {}
     try:
-        return DistributedConfig.parse(props.values)
+        return DistributedConfig.parse({**props.values, **overrides})
     except ConfigValidationError as exc:
         raise StartupError(
-            "\n".join(f"{props.where(i.key)}: {i.key}: {i.message}" for i in exc.issues)
+            "\n".join(
+                f"{'--override' if i.key in overrides else props.where(i.key)}: {i.key}: {i.message}"
+                for i in exc.issues
+            )
         ) from None
+
+
+def parse_overrides(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise StartupError(f"--override {pair!r}: expected key=value")
+        out[key.strip()] = value.strip()
+    return out
 
 
 @dataclass
@@ -220,6 +237,13 @@ async def _serve(config: DistributedConfig) -> None:
 def build_parser(prog: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description="Run a distributed Sluiceway Connect worker.")
     p.add_argument("worker_properties", help="worker configuration (Kafka Connect's distributed keys)")
+    p.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a worker config value that replaces the file's (repeatable), e.g. listeners=http://:8084",
+    )
     p.add_argument("--log-level", default="INFO")
     return p
 
@@ -228,7 +252,7 @@ def main(argv: list[str] | None = None, prog: str = "connect-distributed") -> in
     args = build_parser(prog).parse_args(argv)
     configure_logging(args.log_level)
     try:
-        config = worker_config(load(args.worker_properties))
+        config = worker_config(load(args.worker_properties), parse_overrides(args.override))
         asyncio.run(_serve(config))
     except (PropertiesError, StartupError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
