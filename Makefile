@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := kcat
 
-.PHONY: help install system-deps demo test test-fast lint typecheck bench-broker bench-file bench-transforms bench-failover broker clean
+.PHONY: help install system-deps demo test test-fast lint typecheck bench-broker bench-file bench-transforms bench-failover bench-jdbc broker clean
 
 help:
 	@echo "make demo          a file -> topic -> file pipeline on the embedded broker (Ctrl-C stops it)"
@@ -17,6 +17,7 @@ help:
 	@echo "make bench-file    file connector pipeline benchmark (prints ratios)"
 	@echo "make bench-transforms  file source with and without a five-SMT chain (prints the ratio)"
 	@echo "make bench-failover  kill -9 and scale-out of a distributed worker fleet (prints times and ratios)"
+	@echo "make bench-jdbc    JDBC query source and PostgreSQL CDC against raw loops (prints ratios, latency)"
 	@echo "make lint / make typecheck"
 
 install: $(VENV)/.installed
@@ -27,9 +28,13 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-# Debian packages the tests drive (kcat is a Kafka client this project did not write).
+# Debian packages the tests drive: kcat (a Kafka client this project did not write), and
+# PostgreSQL and MariaDB server binaries for the JDBC tests' throwaway servers (skipped
+# when the binaries are already there, from whatever package).
 system-deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || missing="$$missing postgresql"; \
+	command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] || missing="$$missing mariadb-server"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
@@ -64,6 +69,9 @@ bench-transforms: install
 
 bench-failover: install
 	$(BIN)/python benchmarks/failover.py
+
+bench-jdbc: install system-deps
+	$(BIN)/python benchmarks/jdbc_source.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

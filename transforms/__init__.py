@@ -7,6 +7,7 @@ entry point: every transformation and predicate imported here is a plugin.
 from transforms.cast import CastKey, CastValue
 from transforms.drop_headers import DropHeaders
 from transforms.extract_field import ExtractFieldKey, ExtractFieldValue
+from transforms.extract_new_record_state import ExtractNewRecordState
 from transforms.filter import Filter
 from transforms.flatten import FlattenKey, FlattenValue
 from transforms.header_from import HeaderFromKey, HeaderFromValue
@@ -28,6 +29,7 @@ __all__ = [
     "DropHeaders",
     "ExtractFieldKey",
     "ExtractFieldValue",
+    "ExtractNewRecordState",
     "Filter",
     "FlattenKey",
     "FlattenValue",
