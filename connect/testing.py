@@ -266,14 +266,21 @@ class EmbeddedConnectCluster(_ConnectClient):
             cluster.start_worker()                      # a new worker joins and takes a share
 
     Requests go to ``worker`` (an index into ``workers``), the first live worker by default.
+    With ``bootstrap_servers`` the workers use those brokers (Apache Kafka, say) instead of
+    a broker of their own.
     """
 
     def __init__(
-        self, work_dir: str | Path, workers: int = 3, worker_config: Mapping[str, str] | None = None
+        self,
+        work_dir: str | Path,
+        workers: int = 3,
+        worker_config: Mapping[str, str] | None = None,
+        bootstrap_servers: str | None = None,
     ) -> None:
         self.work_dir = Path(work_dir)
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        self.bootstrap = f"127.0.0.1:{free_port()}"
+        self.external_brokers = bootstrap_servers is not None
+        self.bootstrap = bootstrap_servers or f"127.0.0.1:{free_port()}"
         self.size = workers
         self.config_values: dict[str, str] = {
             "bootstrap.servers": self.bootstrap,
@@ -309,15 +316,16 @@ class EmbeddedConnectCluster(_ConnectClient):
         from connect.runtime.config import DistributedConfig
         from connect.runtime.embedded_broker import start_embedded_broker
 
-        self._broker = start_embedded_broker(
-            DistributedConfig.parse(
-                {
-                    **self.config_values,
-                    "embedded.broker.enable": "true",
-                    "embedded.broker.log.dirs": str(self.work_dir / "broker"),
-                }
+        if not self.external_brokers:
+            self._broker = start_embedded_broker(
+                DistributedConfig.parse(
+                    {
+                        **self.config_values,
+                        "embedded.broker.enable": "true",
+                        "embedded.broker.log.dirs": str(self.work_dir / "broker"),
+                    }
+                )
             )
-        )
         loop = asyncio.new_event_loop()
         self._loop = loop
         self._thread = threading.Thread(target=loop.run_forever, name="embedded-cluster", daemon=True)
