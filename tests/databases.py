@@ -18,12 +18,33 @@ import pwd
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from tests.support import free_port
+
+# Stops a server when the process that started it dies without cleaning up (a test run
+# killed by a timeout, say): it waits for its stdin, a pipe only that process holds, to
+# close, then runs the stop command and removes the server's directory.
+_WATCHDOG = """
+import shutil, subprocess, sys
+sys.stdin.read()
+subprocess.run(sys.argv[1:-1], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+shutil.rmtree(sys.argv[-1], ignore_errors=True)
+"""
+
+
+def _watchdog(stop: list[str], directory: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-c", _WATCHDOG, *stop, str(directory)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # a Ctrl-C meant for the tests must not stop it first
+    )
 
 
 class ServerUnavailable(RuntimeError):
@@ -69,6 +90,13 @@ def _wait_port(port: int, timeout: float, proc: subprocess.Popen[bytes] | None, 
     )
 
 
+def _release(guard: subprocess.Popen[bytes] | None) -> None:
+    """The server is gone already: let its watchdog finish (its stop command finds nothing)."""
+    if guard is not None and guard.stdin is not None:
+        guard.stdin.close()
+        guard.wait(70)
+
+
 def postgres_bin(name: str) -> str:
     """A PostgreSQL server binary (Debian keeps them out of PATH, per major version)."""
     found = shutil.which(name)
@@ -109,6 +137,7 @@ class PostgresServer:
         self.log = self.dir / "server.log"
         self._prefix = _run_as(self.USER)
         self._initialised = False
+        self._guard: subprocess.Popen[bytes] | None = None
 
     @property
     def host(self) -> str:
@@ -162,6 +191,9 @@ class PostgresServer:
                 f.write("host replication all 127.0.0.1/32 trust\n")
             self._initialised = True
         self._pg(postgres_bin("pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60", "start")
+        if self._guard is None:
+            stop = [*self._prefix, postgres_bin("pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop"]
+            self._guard = _watchdog(stop, self.dir)
         return self
 
     def stop(self, mode: str = "fast") -> None:
@@ -178,6 +210,7 @@ class PostgresServer:
             self.stop("immediate")
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
+            _release(self._guard)
 
     def execute(self, sql: str, database: str = "postgres") -> None:
         """Run ``sql`` in autocommit (CREATE DATABASE cannot run in a transaction)."""
@@ -208,6 +241,7 @@ class MariaDBServer:
         self._user = [f"--user={self.USER}"] if os.geteuid() == 0 else []
         self.proc: subprocess.Popen[bytes] | None = None
         self._initialised = False
+        self._guards: list[subprocess.Popen[bytes]] = []
 
     def url(self, database: str = "test", driver: str = "mysql+pymysql") -> str:
         return f"{driver}://root@127.0.0.1:{self.port}/{database}"
@@ -256,6 +290,7 @@ class MariaDBServer:
                 stdout=log,
                 stderr=log,
             )
+        self._guards.append(_watchdog(["kill", "-9", str(self.proc.pid)], self.dir))
         _wait_port(self.port, 60, self.proc, self.log)
         self.execute("CREATE DATABASE IF NOT EXISTS test")
         return self
@@ -286,6 +321,8 @@ class MariaDBServer:
             self.stop()
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
+            for guard in self._guards:
+                _release(guard)
 
     def __enter__(self) -> MariaDBServer:
         return self.start()
