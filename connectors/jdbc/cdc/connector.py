@@ -1,0 +1,42 @@
+"""PostgresCdcSourceConnector: Debezium's PostgreSQL connector (pgoutput), one task.
+
+The connector itself only validates the configuration and hands it to its single task:
+one replication slot is one ordered stream, which one reader consumes (Debezium's
+PostgreSQL connector runs one task whatever ``tasks.max`` says).
+"""
+
+from __future__ import annotations
+
+from connect.api import SourceConnector, Task
+from connectors.jdbc.cdc.config import PostgresCdcConfig
+from connectors.jdbc.cdc.task import VERSION, PostgresCdcSourceTask
+
+__all__ = ["PostgresCdcSourceConnector"]
+
+
+class PostgresCdcSourceConnector(SourceConnector):
+    """Captures row changes of a PostgreSQL database through logical replication (pgoutput)
+    and writes them as Debezium change events to ``<topic.prefix>.<schema>.<table>``.
+
+    Needs ``wal_level=logical`` on the server and a user with the REPLICATION attribute
+    (and the right to create the publication, unless ``publication.autocreate.mode=disabled``).
+    """
+
+    Config = PostgresCdcConfig
+    aliases = ("io.debezium.connector.postgresql.PostgresConnector",)
+
+    def version(self) -> str:
+        return VERSION
+
+    def start(self, props: dict[str, str]) -> None:
+        self.config = PostgresCdcConfig.parse(props)
+        self.props = dict(props)
+
+    def task_class(self) -> type[Task]:
+        return PostgresCdcSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def stop(self) -> None:
+        pass

@@ -1,0 +1,580 @@
+"""PostgresCdcSourceTask: snapshot, then stream the slot; confirm only what Kafka acknowledged.
+
+The task runs through phases, all I/O happening in ``poll`` (``start`` only reads the
+config and the stored offset), so that a database that is away yields
+``RetriableException`` (the worker polls again after a backoff) and a configuration
+problem fails the task with a message saying what to fix:
+
+1. *starting*: connect, check ``wal_level``, make sure the publication exists
+   (``publication.autocreate.mode``), look at the slot and the stored offset, and
+   decide (``offsets.plan_start``) whether to snapshot and how;
+2. *snapshot*: read every captured table in the slot's exported snapshot, emitting
+   ``r`` events, the last one marked ``snapshot: "last"``;
+3. *streaming*: read pgoutput messages from the slot, emitting change events
+   (``changes.ChangeStream``) and heartbeats; after the database went away,
+   *reconnecting* resumes from the slot without snapshotting again;
+4. *idle*: ``snapshot.mode=initial_only`` after its snapshot.
+
+Acknowledgements: ``commit_record`` tells the ``AckTracker`` which records Kafka has;
+the slot is told (``send_feedback``) the highest transaction end LSN it allows, in the
+next poll and, forced, on ``commit`` after the worker stored offsets. So a crash at any
+moment leaves the slot at or before the first record Kafka lacks, and nothing is lost;
+on restart, records up to the stored offset are skipped.
+
+Threads: the worker calls ``poll``, ``commit_record`` and ``commit`` on the task thread;
+``stop`` comes from another thread, so it takes the I/O lock before closing connections.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+import time
+from typing import Any, NoReturn
+
+from connect.api import (
+    ConnectException,
+    RecordMetadata,
+    RetriableException,
+    SourceRecord,
+    SourceTask,
+)
+from connectors.jdbc.cdc.catalog import Catalog, ColumnInfo, TableInfo, TableName
+from connectors.jdbc.cdc.changes import ChangeStream
+from connectors.jdbc.cdc.config import PostgresCdcConfig, SnapshotMode
+from connectors.jdbc.cdc.connection import close_quietly, connect
+from connectors.jdbc.cdc.events import EventBuilder, SourcePosition
+from connectors.jdbc.cdc.faults import FatalDatabaseError, translate, wal_level_message
+from connectors.jdbc.cdc.lsn_tracker import AckTracker, Unit
+from connectors.jdbc.cdc.offsets import (
+    SlotState,
+    SnapshotKind,
+    StartPlan,
+    StoredOffset,
+    StreamPosition,
+    format_lsn,
+    heartbeat_offset,
+    plan_start,
+    snapshot_offset,
+)
+from connectors.jdbc.cdc.pgoutput import Begin, Commit, Relation, decode
+from connectors.jdbc.cdc.publication import ensure_publication
+from connectors.jdbc.cdc.replication import ReplicationStream, SlotInUse
+from connectors.jdbc.cdc.slots import drop_slot, drop_slot_when_released, slot_state
+from connectors.jdbc.cdc.snapshot import SnapshotReader, SnapshotRow
+from connectors.jdbc.cdc.table_model import TableModel, build_table_model
+
+__all__ = ["VERSION", "PostgresCdcSourceTask"]
+
+log = logging.getLogger(__name__)
+
+VERSION = "1.0.0"
+_MIN_SERVER_VERSION = 120000
+_FIRST_BACKOFF_S = 0.5
+
+
+class Phase(enum.Enum):
+    STARTING = "starting"
+    SNAPSHOT = "snapshot"
+    STREAMING = "streaming"
+    RECONNECTING = "reconnecting"
+    IDLE = "idle"
+
+
+def _now_us() -> int:
+    return time.time_ns() // 1000
+
+
+class PostgresCdcSourceTask(SourceTask):
+    def version(self) -> str:
+        return VERSION
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+
+    def start(self, props: dict[str, str]) -> None:
+        self.config = PostgresCdcConfig.parse(props)
+        self.filters = self.config.filters()
+        self.value_settings = self.config.value_settings()
+        self.events = EventBuilder(self.config.topic_prefix, self.config.dbname, VERSION, _now_us)
+        raw = self.context.offset_storage_reader().offset(self.events.partition)
+        try:
+            self.stored = StoredOffset.parse(raw)
+        except ValueError as exc:
+            raise ConnectException(
+                f"the stored offset of server {self.config.topic_prefix!r} is not this connector's ({exc}); "
+                "delete the connector's offsets to start over"
+            ) from None
+        self.tracker = AckTracker()
+        self.phase = Phase.STARTING
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._closed = False
+        self._meta: Any = None
+        self._catalog: Catalog | None = None
+        self._stream: ReplicationStream | None = None
+        self._reader: SnapshotReader | None = None
+        self._changes: ChangeStream | None = None
+        self._plan: StartPlan | None = None
+        self._snapshot_unit: Unit | None = None
+        self._snapshot_ts_us = 0
+        self._held: SnapshotRow | None = None
+        self._txn_unit: Unit | None = None
+        self._models: dict[tuple[Any, ...], TableModel] = {}
+        self._safe_lsn = 0  # every transaction committed before this was read
+        self._confirmed_sent = 0
+        self._backoff_s = _FIRST_BACKOFF_S
+        self._slot_attempts = 0
+        self._last_heartbeat = time.monotonic()
+        self._doing = "starting"
+        log.info(
+            "PostgreSQL CDC task for %s@%s:%d/%s starting (slot %s, publication %s, snapshot.mode %s, stored "
+            "offset %s)",
+            self.config.user,
+            self.config.hostname,
+            self.config.port,
+            self.config.dbname,
+            self.config.slot_name,
+            self.config.publication_name,
+            self.config.effective_snapshot_mode,
+            raw,
+        )
+
+    def stop(self) -> None:
+        self._stopping.set()
+        # A poll in progress returns within poll.interval.ms; then close here. If it does not,
+        # the poll closes the connections itself when it sees the flag.
+        if self._lock.acquire(timeout=5):
+            try:
+                self._shutdown()
+            finally:
+                self._lock.release()
+
+    # -- the worker's calls ---------------------------------------------------------------------------
+
+    def poll(self) -> list[SourceRecord] | None:
+        with self._lock:
+            if self._stopping.is_set():
+                self._shutdown()
+                return None
+            try:
+                records = self._step()
+            except Exception as exc:
+                self._on_error(exc)
+            finally:
+                if self._stopping.is_set():
+                    self._shutdown()
+        return records or None
+
+    def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
+        self.tracker.ack(id(record))
+
+    def commit(self) -> None:
+        """The worker stored offsets: tell the server now how far the slot may advance."""
+        if self._lock.acquire(blocking=False):
+            try:
+                self._confirm(force=True)
+            finally:
+                self._lock.release()
+
+    # -- phases -------------------------------------------------------------------------------------------
+
+    def _step(self) -> list[SourceRecord]:
+        if self.phase is Phase.STARTING:
+            self._start_up()
+        elif self.phase is Phase.RECONNECTING:
+            self._reconnect()
+        if self.phase is Phase.SNAPSHOT:
+            return self._snapshot_batch()
+        if self.phase is Phase.STREAMING:
+            self._confirm(force=False)
+            return self._stream_batch()
+        if self.phase is Phase.IDLE:
+            self._stopping.wait(self.config.poll_interval_ms / 1000)
+        return []
+
+    def _start_up(self) -> None:
+        config = self.config
+        catalog = self._connect_metadata()
+        mode = config.effective_snapshot_mode
+        streams = mode is not SnapshotMode.INITIAL_ONLY
+        if streams:
+            self._doing = "checking the publication"
+            ensure_publication(
+                self._meta,
+                catalog,
+                config.publication_name,
+                config.publication_mode,
+                config.dbname,
+                self.filters,
+            )
+        self._doing = "checking the replication slot"
+        slot = self._slot_state(catalog) if streams else SlotState.MISSING
+        plan = plan_start(mode, self.stored, slot, config.slot_name)
+        if plan.failure is not None:
+            raise FatalDatabaseError(plan.failure)
+        log.info("start-up plan: %s", plan)
+        self._plan = plan
+        if plan.drop_slot:
+            log.info(
+                'dropping replication slot "%s" (left by a snapshot that did not complete)', config.slot_name
+            )
+            drop_slot(self._meta, config.slot_name)
+        consistent_lsn: int | None = None
+        snapshot_name: str | None = None
+        if plan.stream:
+            self._stream = self._new_stream()
+            self._doing = "opening the replication connection"
+            self._stream.open()
+            if plan.create_slot:
+                self._doing = "creating the replication slot"
+                created = self._stream.create_slot(export_snapshot=plan.snapshot is SnapshotKind.EXPORTED)
+                consistent_lsn, snapshot_name = created.consistent_lsn, created.snapshot_name
+                self._safe_lsn = created.consistent_lsn
+                log.info(
+                    'created replication slot "%s" at %s (exported snapshot %s)',
+                    config.slot_name,
+                    format_lsn(created.consistent_lsn),
+                    snapshot_name,
+                )
+        if plan.snapshot is SnapshotKind.NONE:
+            if plan.stream:
+                self._begin_streaming(plan.resume)
+            else:
+                log.info("snapshot.mode=initial_only and the snapshot is complete: nothing to do")
+                self.phase = Phase.IDLE
+            return
+        self._doing = "starting the snapshot"
+        conn = connect(config, autocommit=False)
+        try:
+            self._reader = SnapshotReader.open(
+                conn,
+                snapshot_name if plan.snapshot is SnapshotKind.EXPORTED else None,
+                consistent_lsn if plan.snapshot is SnapshotKind.EXPORTED else None,
+                config.publication_name if plan.stream else None,
+                self.filters,
+                self._snapshot_model,
+                config.snapshot_fetch_size,
+            )
+        except BaseException:
+            close_quietly(conn)
+            raise
+        self._snapshot_ts_us = _now_us()
+        self._snapshot_unit = self.tracker.open()
+        self._held = None
+        log.info(
+            "snapshot of %d tables (%s) at %s",
+            len(self._reader.tables),
+            ", ".join(str(t.name) for t in self._reader.tables),
+            format_lsn(self._reader.lsn),
+        )
+        self.phase = Phase.SNAPSHOT
+        self._doing = "reading the snapshot"
+
+    def _new_stream(self) -> ReplicationStream:
+        config = self.config
+        # psycopg2 reports the position at least every second (its minimum); commit() forces it sooner.
+        interval_s = max(1.0, config.status_update_interval_ms / 1000)
+        return ReplicationStream(config, config.slot_name, config.publication_name, interval_s)
+
+    def _connect_metadata(self) -> Catalog:
+        self._doing = "connecting to PostgreSQL"
+        if self._meta is None or self._meta.closed:
+            self._meta = connect(self.config)
+            self._catalog = Catalog(self._meta)
+        assert self._catalog is not None
+        catalog = self._catalog
+        server = f"{self.config.hostname}:{self.config.port}"
+        version = catalog.server_version()
+        if version < _MIN_SERVER_VERSION:
+            raise FatalDatabaseError(
+                f"PostgreSQL at {server} is version {version}; the connector needs 12 or later"
+            )
+        wal_level = catalog.setting("wal_level")
+        if wal_level != "logical":
+            raise FatalDatabaseError(wal_level_message(server, wal_level))
+        return catalog
+
+    def _slot_state(self, catalog: Catalog) -> SlotState:
+        state, confirmed = slot_state(catalog, self.config.slot_name, self.config.dbname)
+        if confirmed is not None:
+            self._safe_lsn = max(self._safe_lsn, confirmed)
+        return state
+
+    def _snapshot_model(self, info: TableInfo) -> TableModel:
+        return build_table_model(
+            self.config.topic_prefix,
+            info.name,
+            info.columns,
+            info.key_columns,
+            self.filters,
+            self.value_settings,
+            info.replica_identity,
+        )
+
+    def _describe(self, relation: Relation) -> TableModel | None:
+        """The model of a relation the stream announced (None: not captured)."""
+        name = TableName(relation.namespace or "pg_catalog", relation.name)
+        if not self.filters.captures_table(name.schema, name.table):
+            return None
+        signature = (
+            relation.relation_id,
+            relation.namespace,
+            relation.name,
+            relation.replica_identity,
+            tuple((c.name, c.type_oid, c.type_modifier) for c in relation.columns),
+        )
+        model = self._models.get(signature)
+        if model is not None:
+            return model
+        catalog = self._catalog
+        assert catalog is not None
+        catalog.forget_types()  # an enum may have gained labels since
+        info = catalog.table(relation.relation_id)
+        not_null = {c.name: c.not_null for c in info.columns} if info is not None else {}
+        columns = [
+            ColumnInfo(c.name, catalog.pg_type(c.type_oid), c.type_modifier, not_null.get(c.name, False))
+            for c in relation.columns
+        ]
+        keys = info.key_columns if info is not None else ()
+        model = build_table_model(
+            self.config.topic_prefix,
+            name,
+            columns,
+            keys,
+            self.filters,
+            self.value_settings,
+            relation.replica_identity,
+        )
+        self._models[signature] = model
+        log.info("table %s: %s", name, [c.info.name for c in model.columns])
+        return model
+
+    # -- snapshot ---------------------------------------------------------------------------------------
+
+    def _snapshot_batch(self) -> list[SourceRecord]:
+        reader, unit = self._reader, self._snapshot_unit
+        assert reader is not None and unit is not None
+        rows = reader.read(self.config.max_batch_size)
+        records = []
+        for row in rows:
+            # Hold one row back: only once the next row is known can the last one be marked "last".
+            if self._held is not None:
+                records.append(self._snapshot_record(self._held, last=False))
+            self._held = row
+        if not rows:
+            if self._held is not None:
+                records.append(self._snapshot_record(self._held, last=True))
+                self._held = None
+            reader.finish()
+            self._reader = None
+        for r in records:
+            self.tracker.add(unit, id(r))
+        if self._reader is None:
+            self.tracker.close(unit, None)
+            self._snapshot_unit = None
+            self._after_snapshot()
+        return records
+
+    def _snapshot_record(self, row: SnapshotRow, last: bool) -> SourceRecord:
+        reader = self._reader
+        assert reader is not None
+        table = row.table
+        position = SourcePosition(self._snapshot_ts_us, "last" if last else "true", reader.xmin, reader.lsn)
+        offset = snapshot_offset(reader.lsn, reader.xmin, self._snapshot_ts_us, last)
+        return self.events.change(
+            table, "r", table.key(row.values), None, table.row(row.values), position, offset
+        )
+
+    def _after_snapshot(self) -> None:
+        plan = self._plan
+        assert plan is not None
+        log.info("snapshot complete")
+        if plan.stream:
+            self._begin_streaming(plan.resume)
+        else:
+            self.phase = Phase.IDLE
+            self._close_connections()
+
+    # -- streaming --------------------------------------------------------------------------------------
+
+    def _begin_streaming(self, resume: StreamPosition | None) -> None:
+        assert self._stream is not None
+        # The stream state first: should starting fail, reconnecting resumes it (no second snapshot).
+        self._changes = ChangeStream(
+            self.events,
+            self._describe,
+            skipped=self.config.skipped,
+            tombstones=self.config.tombstones_on_delete,
+            resume=resume,
+        )
+        self._doing = "starting replication"
+        self._start_replication()
+        log.info(
+            'streaming from replication slot "%s"%s',
+            self.config.slot_name,
+            f" (skipping up to {resume})" if resume is not None else "",
+        )
+        self.phase = Phase.STREAMING
+        self._doing = "streaming changes"
+        self._last_heartbeat = time.monotonic()
+
+    def _start_replication(self) -> None:
+        assert self._stream is not None
+        self._stream.start()  # SlotInUse while another connection holds the slot: retried in _on_error
+        self._slot_attempts = 0
+
+    def _reconnect(self) -> None:
+        """After the database went away mid-stream: reopen and stream from the slot again."""
+        catalog = self._connect_metadata()
+        if self._slot_state(catalog) is not SlotState.USABLE:
+            raise FatalDatabaseError(
+                f'replication slot "{self.config.slot_name}" disappeared (or lost its WAL) while the '
+                "connector streamed from it: changes may be missing. Delete the connector's offsets to "
+                "snapshot again"
+            )
+        self._stream = self._new_stream()
+        self._stream.open()
+        self._doing = "restarting replication"
+        self._start_replication()
+        assert self._changes is not None
+        self._changes.reconnected()
+        log.info('reconnected; streaming from replication slot "%s" again', self.config.slot_name)
+        self.phase = Phase.STREAMING
+        self._doing = "streaming changes"
+
+    def _stream_batch(self) -> list[SourceRecord]:
+        stream, changes = self._stream, self._changes
+        assert stream is not None and changes is not None
+        records: list[SourceRecord] = []
+        limit = self.config.max_batch_size
+        wait_s = self.config.poll_interval_ms / 1000
+        while len(records) < limit and not self._stopping.is_set():
+            message = stream.read(wait_s if not records and wait_s else 0)
+            wait_s = 0
+            if message is None:
+                if not changes.in_transaction:
+                    # Nothing pending: everything the server sent before its WAL end has been read.
+                    self._safe_lsn = max(self._safe_lsn, stream.wal_end)
+                break
+            decoded = decode(message.payload)
+            if isinstance(decoded, Begin):
+                self._txn_unit = self.tracker.open()
+            out = changes.handle(decoded, message.lsn)
+            if out:
+                unit = self._txn_unit
+                assert unit is not None
+                for r in out:
+                    self.tracker.add(unit, id(r))
+                records.extend(out)
+            if isinstance(decoded, Commit):
+                assert self._txn_unit is not None
+                self.tracker.close(self._txn_unit, decoded.end_lsn)
+                self._txn_unit = None
+                self._safe_lsn = max(self._safe_lsn, decoded.end_lsn)
+        self._backoff_s = _FIRST_BACKOFF_S
+        heartbeat = self._heartbeat()
+        if heartbeat is not None:
+            records.append(heartbeat)
+        return records
+
+    def _heartbeat(self) -> SourceRecord | None:
+        interval_ms = self.config.heartbeat_interval_ms
+        now = time.monotonic()
+        if interval_ms <= 0 or (now - self._last_heartbeat) * 1000 < interval_ms or not self._safe_lsn:
+            return None
+        if self._changes is not None and self._changes.in_transaction:
+            return None  # its offset would fall behind the records of the open transaction
+        self._last_heartbeat = now
+        record = self.events.heartbeat(
+            self.config.heartbeat_topic, heartbeat_offset(self._safe_lsn, _now_us())
+        )
+        unit = self.tracker.open()
+        self.tracker.add(unit, id(record))
+        self.tracker.close(unit, self._safe_lsn)
+        return record
+
+    def _confirm(self, force: bool) -> None:
+        stream = self._stream
+        if stream is None or not stream.streaming or not stream.is_open:
+            return
+        lsn = self.tracker.confirmable()
+        if lsn is not None and lsn > self._confirmed_sent:
+            stream.confirm(lsn, force=force)
+            self._confirmed_sent = lsn
+            log.debug("confirmed %s to the slot", format_lsn(lsn))
+        elif force and self._confirmed_sent:
+            stream.confirm(self._confirmed_sent, force=True)
+
+    # -- failures and shutdown --------------------------------------------------------------------------
+
+    def _on_error(self, exc: Exception) -> NoReturn:
+        """Close what the error broke; retriable errors come back as RetriableException with a backoff."""
+        import psycopg2
+
+        error: BaseException = exc
+        if isinstance(exc, psycopg2.Error | OSError):
+            error = translate(exc, self._doing, self.config)
+        elif isinstance(exc, SlotInUse):
+            self._slot_attempts += 1
+            name = self.config.slot_name
+            if self._slot_attempts > self.config.slot_max_retries:
+                error = FatalDatabaseError(
+                    f'replication slot "{name}" is in use by another connection ({exc}), '
+                    f"{self._slot_attempts} attempts: each connector needs its own slot.name; stop the other "
+                    "consumer or terminate it (SELECT pg_terminate_backend(active_pid) FROM "
+                    f"pg_replication_slots WHERE slot_name = '{name}')"
+                )
+            else:
+                error = RetriableException(
+                    f"{exc} (attempt {self._slot_attempts} of {self.config.slot_max_retries})",
+                    retry_after=self.config.slot_retry_delay_ms / 1000,
+                )
+        self._close_connections()
+        self._abandon_open_work()
+        if isinstance(error, RetriableException):
+            delay = error.retry_after if error.retry_after is not None else self._backoff_s
+            self._backoff_s = min(self._backoff_s * 2, max(self.config.retriable_restart_wait_ms / 1000, 0.1))
+            if self._changes is not None:
+                self.phase = Phase.RECONNECTING
+            elif self.phase is not Phase.IDLE:
+                self.phase = Phase.STARTING
+            log.warning("%s; retrying in %.1f s", error, delay)
+            raise RetriableException(str(error), retry_after=delay) from exc
+        if error is exc:
+            raise exc
+        raise error from exc
+
+    def _abandon_open_work(self) -> None:
+        """Units that will get no more records confirm nothing; their records still need acks."""
+        if self._txn_unit is not None:
+            self.tracker.close(self._txn_unit, None)
+            self._txn_unit = None
+        if self._snapshot_unit is not None:
+            self.tracker.close(self._snapshot_unit, None)
+            self._snapshot_unit = None
+        self._held = None
+
+    def _close_connections(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+        close_quietly(self._meta)
+        self._meta = None
+        self._catalog = None
+
+    def _shutdown(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._confirm(force=True)
+        except Exception as exc:  # the connection may be gone: the slot then keeps the last position
+            log.info("could not confirm the final position: %s", exc)
+        self._close_connections()
+        if self.config.slot_drop_on_stop:
+            drop_slot_when_released(self.config, self.config.slot_name)
+        log.info("PostgreSQL CDC task stopped")
