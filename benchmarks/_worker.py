@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import httpx
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from benchmarks._common import ROOT
@@ -92,7 +92,21 @@ def end_offset(bootstrap: str, topic: str) -> int:
     if c is None:
         c = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-watermarks"})
         _watermarks[bootstrap] = c
-    return int(c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10, cached=False)[1])
+    try:
+        return int(c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10, cached=False)[1])
+    except KafkaException as exc:
+        if exc.args[0].code() == KafkaError._UNKNOWN_PARTITION:
+            # A topic its connector has not created yet. The client would keep believing
+            # that; the next call asks with a fresh one.
+            _watermarks.pop(bootstrap).close()
+            return 0
+        raise
+
+
+def close_watermarks() -> None:
+    """Close the watching clients (before the broker goes, or they log its absence)."""
+    while _watermarks:
+        _watermarks.popitem()[1].close()
 
 
 def timed(start_condition, end_condition, timeout: float, interval: float = 0.02) -> tuple[float, float]:  # type: ignore[no-untyped-def]

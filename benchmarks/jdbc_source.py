@@ -29,13 +29,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import httpx
 import orjson
 import psycopg
 import sqlalchemy as sa
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 from benchmarks._common import broker_process
-from benchmarks._worker import Worker, create_topic, end_offset, timed, wait_for
+from benchmarks._worker import Worker, close_watermarks, create_topic, end_offset, timed, wait_for
 from tests.databases import PostgresServer
 
 JSON_NO_SCHEMA = {
@@ -44,6 +45,11 @@ JSON_NO_SCHEMA = {
     "value.converter": "org.apache.kafka.connect.json.JsonConverter",
     "value.converter.schemas.enable": "false",
 }
+
+
+# PostgreSQL's own defaults, not the test servers' speed-ups: with synchronous_commit=off
+# a commit's WAL reaches the replication stream only at the WAL writer's next round (200 ms).
+PRODUCTION = {"fsync": "on", "synchronous_commit": "on", "full_page_writes": "on"}
 
 
 def rate(rows: float, seconds: float) -> str:
@@ -156,6 +162,24 @@ def cdc_connector(worker: Worker, pg: PostgresServer, db: str, name: str) -> Non
     )
 
 
+def warm_up(
+    worker: Worker, name: str, pg: PostgresServer, db: str, insert: str, bootstrap: str, topic: str
+) -> int:
+    """Insert a row a second until one arrives (rows committed before the connector made its
+    slot are, rightly, not streamed); returns the topic's end offset then."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        pg.execute(insert, db)
+        try:
+            wait_for(lambda: end_offset(bootstrap, topic) >= 1, 1.0)
+            time.sleep(1.0)  # the last warm-up rows land too
+            return end_offset(bootstrap, topic)
+        except TimeoutError:
+            continue
+    status = httpx.get(f"{worker.url}/connectors/{name}/status", timeout=10).text
+    raise TimeoutError(f"no change event from {name}: {status}")
+
+
 def cdc_throughput(worker: Worker, pg: PostgresServer, bootstrap: str, rows: int) -> float:
     db, name = "cdc_throughput", "cdc-tp"
     pg.execute(f"CREATE DATABASE {db}")
@@ -163,15 +187,16 @@ def cdc_throughput(worker: Worker, pg: PostgresServer, bootstrap: str, rows: int
     cdc_connector(worker, pg, db, name)
     topic = f"{name}.public.cdc_rows"
     # The slot exists once the connector runs: a first row proves the stream is live.
-    pg.execute("INSERT INTO cdc_rows (account, amount) VALUES ('warm-up', 1)", db)
-    wait_for(lambda: end_offset(bootstrap, topic) >= 1, 120)
+    base = warm_up(
+        worker, name, pg, db, "INSERT INTO cdc_rows (account, amount) VALUES ('warm-up', 1)", bootstrap, topic
+    )
     committed = time.perf_counter()
     pg.execute(
         "INSERT INTO cdc_rows (account, amount) "
         f"SELECT 'acct-' || g, g / 100.0 FROM generate_series(1, {rows}) g",
         db,
     )
-    wait_for(lambda: end_offset(bootstrap, topic) >= rows + 1, 600, interval=0.02)
+    wait_for(lambda: end_offset(bootstrap, topic) >= base + rows, 600, interval=0.02)
     seconds = time.perf_counter() - committed
     worker.delete(name)
     return seconds
@@ -183,13 +208,21 @@ def cdc_latency(worker: Worker, pg: PostgresServer, bootstrap: str, rate: int, s
     pg.execute("CREATE TABLE cdc_rows (id bigint PRIMARY KEY, account text, amount numeric(12,2))", db)
     cdc_connector(worker, pg, db, name)
     topic = f"{name}.public.cdc_rows"
-    pg.execute("INSERT INTO cdc_rows VALUES (0, 'warm-up', 1)", db)
-    wait_for(lambda: end_offset(bootstrap, topic) >= 1, 120)
+    pg.execute("CREATE SEQUENCE warm_up_ids MINVALUE -1000000 MAXVALUE 0 START 0 INCREMENT -1", db)
+    warmed = warm_up(
+        worker,
+        name,
+        pg,
+        db,
+        "INSERT INTO cdc_rows VALUES (nextval('warm_up_ids'), 'warm-up', 1)",
+        bootstrap,
+        topic,
+    )
 
     committed_at: dict[int, float] = {}
-    samples: list[float] = []
+    arrived: dict[int, float] = {}
     total = int(rate * seconds)
-    done = threading.Event()
+    done, ready = threading.Event(), threading.Event()
 
     def consume() -> None:
         c = Consumer(
@@ -198,18 +231,23 @@ def cdc_latency(worker: Worker, pg: PostgresServer, bootstrap: str, rate: int, s
         c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
         seen = 0
         while seen < total and not done.is_set():
-            for m in c.consume(500, 0.1):
-                if m.error() is not None or m.value() is None:
-                    continue
-                now = time.perf_counter()
-                row_id = orjson.loads(m.value())["after"]["id"]
-                if row_id in committed_at:
-                    samples.append((now - committed_at[row_id]) * 1000)
-                    seen += 1
+            # poll(), not consume(n, t): a batch consume waits for n messages or t seconds.
+            m = c.poll(0.1)
+            if m is None or m.error() is not None or m.value() is None:
+                continue
+            if m.offset() >= warmed - 1:
+                ready.set()  # connected and caught up: the clock may start
+            now = time.perf_counter()
+            row_id = orjson.loads(m.value())["after"]["id"]
+            if row_id > 0:
+                arrived[row_id] = now  # matched with commit times at the end: no race with the writer
+                seen += 1
         c.close()
 
     reader = threading.Thread(target=consume, daemon=True)
     reader.start()
+    if not ready.wait(60):
+        raise TimeoutError("the latency consumer did not catch up with the warm-up rows")
     per_tx = 10
     interval = per_tx / rate
     with psycopg.connect(pg.dsn(db), autocommit=False) as conn:
@@ -232,7 +270,10 @@ def cdc_latency(worker: Worker, pg: PostgresServer, bootstrap: str, rate: int, s
     reader.join(120)
     done.set()
     worker.delete(name)
-    return samples
+    missing = len(committed_at) - len(arrived)
+    if missing:
+        print(f"  {missing} committed rows never arrived")
+    return [(arrived[i] - t) * 1000 for i, t in committed_at.items() if i in arrived]
 
 
 def main() -> int:
@@ -243,11 +284,13 @@ def main() -> int:
     ap.add_argument("--cdc-rows", type=int, default=200_000)
     ap.add_argument("--cdc-rate", type=int, default=1000)
     ap.add_argument("--cdc-seconds", type=float, default=10.0)
+    ap.add_argument("--keep-log", help="copy the worker's log here")
     ap.add_argument("--parts", default="query,cdc", help="which parts to run (query, cdc)")
     args = ap.parse_args()
     parts = set(args.parts.split(","))
+    lat: list[float] = []
     n = args.rows
-    with tempfile.TemporaryDirectory(prefix="sluiceway-jdbc-bench-") as tmp, PostgresServer() as pg:
+    with tempfile.TemporaryDirectory(prefix="sluiceway-jdbc-bench-") as tmp, PostgresServer(PRODUCTION) as pg:
         work = Path(tmp)
         print(f"loading {n:,} rows into PostgreSQL on port {pg.port} ...")
         load_table(pg, "bench", n)
@@ -264,9 +307,13 @@ def main() -> int:
                     print(f"  round {r}: raw {rate(n, raw[-1])}, connector {rate(n, conn[-1])}")
                 if "cdc" in parts:
                     tp = cdc_throughput(worker, pg, bootstrap, args.cdc_rows)
+                if "cdc" in parts or "cdc-latency" in parts:
                     lat = cdc_latency(worker, pg, bootstrap, args.cdc_rate, args.cdc_seconds)
             finally:
                 worker.stop()
+                close_watermarks()
+                if args.keep_log:
+                    (Path(args.keep_log)).write_bytes((work / "worker.log").read_bytes())
     print()
     if raw:
         raw_s, conn_s = statistics.median(raw), statistics.median(conn)
@@ -276,7 +323,7 @@ def main() -> int:
         print(f"  ratio                      {raw_s / conn_s:.2f}x (target >= 0.7x, and >= 50,000 rows/s)")
     if "cdc" in parts:
         print(f"cdc throughput: {args.cdc_rows:,} rows inserted in one statement: {rate(args.cdc_rows, tp)}")
-    if "cdc" in parts and lat:
+    if lat:
         q = statistics.quantiles(lat, n=100)
         print(
             f"cdc latency at {args.cdc_rate} rows/s ({len(lat)} changes): commit -> consumer "

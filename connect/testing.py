@@ -256,6 +256,23 @@ class EmbeddedConnect(_ConnectClient):
         return self.http
 
 
+def distributed_worker_defaults(bootstrap: str) -> dict[str, str]:
+    """A test cluster's worker config: one group, its three storage topics on a single
+    broker, string converters."""
+    return {
+        "bootstrap.servers": bootstrap,
+        "group.id": "connect-cluster",
+        "config.storage.topic": "connect-configs",
+        "offset.storage.topic": "connect-offsets",
+        "status.storage.topic": "connect-status",
+        "config.storage.replication.factor": "1",
+        "offset.storage.replication.factor": "1",
+        "status.storage.replication.factor": "1",
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+    }
+
+
 class EmbeddedConnectCluster(_ConnectClient):
     """A broker and ``workers`` distributed workers of one Connect cluster, in this process
     (Kafka's ``EmbeddedConnectCluster``)::
@@ -283,18 +300,9 @@ class EmbeddedConnectCluster(_ConnectClient):
         self.bootstrap = bootstrap_servers or f"127.0.0.1:{free_port()}"
         self.size = workers
         self.config_values: dict[str, str] = {
-            "bootstrap.servers": self.bootstrap,
-            "group.id": "connect-cluster",
-            "config.storage.topic": "connect-configs",
-            "offset.storage.topic": "connect-offsets",
-            "status.storage.topic": "connect-status",
-            "config.storage.replication.factor": "1",
-            "offset.storage.replication.factor": "1",
-            "status.storage.replication.factor": "1",
+            **distributed_worker_defaults(self.bootstrap),
             "offset.storage.partitions": "5",
             "status.storage.partitions": "3",
-            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
             "offset.flush.interval.ms": "500",
             "listeners": "http://127.0.0.1:0",
             "session.timeout.ms": "6000",
@@ -459,16 +467,7 @@ class DistributedWorkerProcess:
         self.log = work / f"{name}.log"
         self.cwd = Path(cwd) if cwd is not None else Path.cwd()
         values = {
-            "bootstrap.servers": bootstrap,
-            "group.id": "connect-cluster",
-            "config.storage.topic": "connect-configs",
-            "offset.storage.topic": "connect-offsets",
-            "status.storage.topic": "connect-status",
-            "config.storage.replication.factor": "1",
-            "offset.storage.replication.factor": "1",
-            "status.storage.replication.factor": "1",
-            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+            **distributed_worker_defaults(bootstrap),
             "listeners": f"http://127.0.0.1:{self.port}",
             **config,
         }

@@ -16,7 +16,6 @@ import glob
 import os
 import pwd
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -24,7 +23,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from tests.support import free_port
+from tests.support import free_port, terminate
 
 # Stops a server when the process that started it dies without cleaning up (a test run
 # killed by a timeout, say): it waits for its stdin, a pipe only that process holds, to
@@ -308,13 +307,8 @@ class MariaDBServer:
             conn.close()
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        if self.proc is not None:
+            terminate(self.proc)
 
     def remove(self) -> None:
         try:

@@ -155,3 +155,49 @@ def wait_until(predicate, timeout: float = 20.0, interval: float = 0.05, message
             return
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {message}")
+
+
+def write_props(path: Path, values: dict[str, str]) -> Path:
+    """A ``.properties`` file of ``values``."""
+    path.write_text("".join(f"{k}={v}\n" for k, v in values.items()))
+    return path
+
+
+def terminate(proc: subprocess.Popen[bytes], timeout: float = 60) -> int:
+    """SIGTERM (a graceful stop), SIGKILL if it takes longer than ``timeout``; the exit code."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+    return int(proc.returncode)
+
+
+class StandaloneWorkerProcess:
+    """``python -m connect.standalone`` with the given properties files; its log goes to a
+    file beside the first (a pipe nobody reads would fill up and stall it)."""
+
+    def __init__(self, *files: Path) -> None:
+        self.files = [str(f) for f in files]
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> StandaloneWorkerProcess:
+        with open(Path(self.files[0]).with_suffix(".log"), "ab") as log:  # the child keeps its own
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "connect.standalone", *self.files],
+                cwd=ROOT,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        return self
+
+    def kill9(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> int:
+        assert self.proc is not None
+        return terminate(self.proc)

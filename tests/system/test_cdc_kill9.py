@@ -6,9 +6,6 @@ offset the dead one had stored)."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -19,48 +16,11 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
 from tests.databases import PostgresServer, ServerUnavailable
-from tests.support import ROOT, BrokerProcess, free_port, unique, wait_until
+from tests.support import BrokerProcess, StandaloneWorkerProcess, free_port, unique, wait_until, write_props
 
 pytestmark = pytest.mark.slow
 
 TOPIC = "load.public.load"
-
-
-def write_props(path: Path, values: dict[str, str]) -> Path:
-    path.write_text("".join(f"{k}={v}\n" for k, v in values.items()))
-    return path
-
-
-class Worker:
-    """``python -m connect.standalone`` with the given properties files; its log in a file."""
-
-    def __init__(self, *files: Path) -> None:
-        self.files = [str(f) for f in files]
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> Worker:
-        with open(Path(self.files[0]).with_suffix(".log"), "ab") as log:  # the child keeps its own descriptor
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "connect.standalone", *self.files],
-                cwd=ROOT,
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-            )
-        return self
-
-    def kill9(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
 
 
 class Writer(threading.Thread):
@@ -157,7 +117,7 @@ def test_kill_9_mid_stream_loses_no_change_and_repeats_only_the_unacknowledged(t
     ]
     writer = Writer(server.dsn("loaddb"))
     topic = Topic(broker.bootstrap)
-    worker = Worker(*files).start()
+    worker = StandaloneWorkerProcess(*files).start()
     try:
         wait_until(
             lambda: bool(server_rows(server, "SELECT 1 FROM pg_replication_slots WHERE slot_name = 'kill9'")),
@@ -171,7 +131,7 @@ def test_kill_9_mid_stream_loses_no_change_and_repeats_only_the_unacknowledged(t
             worker.kill9()
             stored = stored_offset(offsets)
             restarted_at = int(time.time() * 1000)
-            worker = Worker(*files).start()
+            worker = StandaloneWorkerProcess(*files).start()
             resumed.append((stored, restarted_at))
             seen = len(topic.events)
             wait_until(lambda n=seen: topic.read() > n + 500, 90, message="events after the restart")

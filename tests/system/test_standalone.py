@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import time
@@ -11,14 +10,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support import ROOT, BrokerProcess, free_port, wait_until
+from tests.support import ROOT, BrokerProcess, StandaloneWorkerProcess, free_port, wait_until, write_props
 
 pytestmark = pytest.mark.slow
-
-
-def write_props(path: Path, values: dict[str, str]) -> Path:
-    path.write_text("".join(f"{k}={v}\n" for k, v in values.items()))
-    return path
 
 
 def worker_props(tmp: Path, bootstrap: str, rest_port: int, **extra: str) -> Path:
@@ -34,41 +28,6 @@ def worker_props(tmp: Path, bootstrap: str, rest_port: int, **extra: str) -> Pat
             **extra,
         },
     )
-
-
-class Worker:
-    def __init__(self, *files: Path) -> None:
-        self.files = [str(f) for f in files]
-        self.proc: subprocess.Popen[str] | None = None
-
-    def start(self) -> Worker:
-        # The worker's log goes to a file: a pipe nobody reads would fill up and stall it.
-        log = open(Path(self.files[0]).with_suffix(".log"), "a")  # noqa: SIM115 - the child keeps it
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "connect.standalone", *self.files],
-            cwd=ROOT,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-            text=True,
-        )
-        log.close()
-        return self
-
-    def kill9(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> int:
-        assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
-        return self.proc.returncode
 
 
 def run_standalone(*files: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -110,13 +69,13 @@ def test_kill_9_mid_stream_loses_no_line(tmp_path: Path) -> None:
     ]
     try:
         for round_ in range(2):
-            w = Worker(*files).start()
+            w = StandaloneWorkerProcess(*files).start()
             # Kill while lines are still flowing.
             target = (round_ + 1) * 20_000
             wait_until(lambda t=target: line_count(sink) > t, 60, message="lines flowing")
             w.kill9()
             assert line_count(sink) < n, "the pipeline finished before it could be interrupted"
-        w = Worker(*files).start()
+        w = StandaloneWorkerProcess(*files).start()
         wait_until(
             lambda: line_count(sink) >= n and _all_present(sink, n),
             120,
@@ -180,7 +139,7 @@ def test_kafka_sample_configs_with_java_class_names(tmp_path: Path) -> None:
             "transforms.mark.replacement": "routed-$1",
         },
     )
-    w = Worker(worker, source, sink).start()
+    w = StandaloneWorkerProcess(worker, source, sink).start()
     try:
         out = tmp_path / "test.sink.txt"
         wait_until(lambda: line_count(out) == 2, 60, message="both lines in the sink")
@@ -254,7 +213,7 @@ def test_sigterm_stops_cleanly_and_commits_offsets(tmp_path: Path) -> None:
                 {"name": "src", "connector.class": "FileStreamSource", "file": str(source), "topic": "t"},
             ),
         ]
-        w = Worker(*files).start()
+        w = StandaloneWorkerProcess(*files).start()
         wait_until(lambda: _task_state(rest) == "RUNNING", 60, message="the task to run")
         # Every line is in Kafka before the worker is told to stop.
         from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
