@@ -703,6 +703,16 @@ class Struct:
         s._values = held
         return s
 
+    @classmethod
+    def unchecked(cls, schema: Schema, values: list[Any]) -> Struct:
+        """A struct of ``schema`` holding ``values`` (a list it keeps) as they are, without
+        ``from_values``' checks: for hot paths that have checked the values against the
+        schema themselves. A value that does not fit is only found when it is written."""
+        s = _new_object(cls)
+        s._schema = schema
+        s._values = values
+        return s
+
     def values(self, defaults: bool = True) -> list[Any]:
         """The field values in schema order; an unset field reads as its default unless
         ``defaults`` is False (then it reads as None, as ``get_without_default``)."""

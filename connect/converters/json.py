@@ -22,13 +22,14 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import datetime
 import decimal
 import json
 import math
 import re
 import struct
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import orjson
@@ -81,6 +82,10 @@ _INT32_MIN, _INT32_MAX = INT_RANGES[Type.INT32]
 # -- Java number formatting --------------------------------------------------------------------------------
 
 _F32 = struct.Struct(">f")
+_DATETIME = datetime.datetime
+_LOGICAL_WRITER_NAMES = (Decimal.LOGICAL_NAME, Date.LOGICAL_NAME, Time.LOGICAL_NAME, Timestamp.LOGICAL_NAME)
+_UTC = datetime.UTC
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 _EXACT = decimal.Context(prec=2000)
 
 
@@ -143,6 +148,10 @@ def _special(x: float) -> str | None:
 
 def format_double(x: float) -> str:
     """Java's ``Double.toString(x)`` (shortest round-trip digits, as JDK 19+)."""
+    if 1e-3 <= x < 1e7 or -1e7 < x <= -1e-3:
+        # Where Java writes plain decimals, Python's repr has the same shortest digits in
+        # the same layout (the 2-digit preference of _java_digits only concerns subnormals).
+        return repr(x)
     special = _special(x)
     if special is not None:
         return special
@@ -321,13 +330,18 @@ class JsonConverter(Converter, HeaderConverter):
                 payload = self._infer(value)
                 schema_json: orjson.Fragment | None = None
             else:
-                schema_json, writer = self._writer_entry(schema)
+                last = self._last_writer
+                if last is not None and last[0] is schema:
+                    schema_json, writer = last[1]  # _writer_entry's first case, inline
+                else:
+                    schema_json, writer = self._writer_entry(schema)
                 payload = writer(value)
         except _Problem as e:
             raise DataException(f"Converting Kafka Connect data to JSON failed: {e.message()}") from None
         doc = {"schema": schema_json, "payload": payload} if self.schemas_enable else payload
         try:
-            return _jackson_escapes(orjson.dumps(doc))
+            out = orjson.dumps(doc)
+            return _jackson_escapes(out) if b"\\u00" in out else out
         except orjson.JSONEncodeError as e:
             raise DataException(
                 f"Converting Kafka Connect data to byte[] failed due to serialization error: {e}"
@@ -515,6 +529,18 @@ class JsonConverter(Converter, HeaderConverter):
         else:
             return None
         from_logical = logical.from_logical
+        if logical is Timestamp:
+
+            def write_timestamp(v: Any) -> Any:
+                if type(v) is _DATETIME and v.tzinfo is _UTC:  # what sources mostly hold
+                    delta = v - _EPOCH
+                    return (delta.days * 86400 + delta.seconds) * 1000 + delta.microseconds // 1000
+                try:
+                    return from_logical(schema, v)
+                except DataException as e:
+                    raise _Problem(str(e)) from None
+
+            return write_timestamp
 
         def write_temporal(v: Any) -> Any:
             try:
@@ -840,7 +866,7 @@ def _struct_writer(schema: Schema, fields: list[tuple[str, Writer]]) -> Writer:
         passthrough = fs._exact if fs._exact in (str, bool) else None
         plan.append((name, write, passthrough, fs._int_range))
 
-    def write_struct(v: Any) -> Any:
+    def write_struct_checked(v: Any) -> Any:
         if not isinstance(v, Struct):
             raise _Problem(f"expected Struct for STRUCT, got {type(v).__name__}")
         if v.schema is not schema and not _struct_schema_matches(schema, v.schema):
@@ -859,6 +885,66 @@ def _struct_writer(schema: Schema, fields: list[tuple[str, Writer]]) -> Writer:
             raise
         return out
 
+    return _fast_struct_writer(schema, plan, write_struct_checked)
+
+
+def _fast_struct_writer(
+    schema: Schema,
+    plan: Sequence[tuple[str, Writer, type | None, tuple[int, int] | None]],
+    checked: Writer,
+) -> Writer:
+    """``checked`` for a Struct of exactly ``schema``, as one generated dict display (no loop
+    or call per field whose value is written as it is). Whatever goes wrong runs ``checked``
+    again, which says where (writers are pure)."""
+    namespace: dict[str, Any] = {
+        "_Struct": Struct,
+        "_schema": schema,
+        "_checked": checked,
+        "_Fragment": orjson.Fragment,
+        "_repr": repr,
+        "_datetime": _DATETIME,
+        "_UTC": _UTC,
+        "_EPOCH": _EPOCH,
+    }
+    items = []
+    for i, ((name, write, passthrough, bounds), f) in enumerate(zip(plan, schema.fields, strict=True)):
+        namespace[f"n{i}"], namespace[f"w{i}"], x = name, write, f"x{i}"
+        fs = f.schema
+        if fs.name == Timestamp.LOGICAL_NAME:
+            # write_timestamp's common case, inline
+            items.append(
+                f"n{i}: ((d := {x} - _EPOCH).days * 86400 + d.seconds) * 1000 + d.microseconds // 1000 "
+                f"if type({x}) is _datetime and {x}.tzinfo is _UTC else w{i}({x})"
+            )
+            continue
+        if fs.type is Type.FLOAT64 and fs.name not in _LOGICAL_WRITER_NAMES:
+            # write_float's common case (format_double's plain range), inline
+            items.append(
+                f"n{i}: _Fragment(_repr({x})) if type({x}) is float and "
+                f"(1e-3 <= {x} < 1e7 or -1e7 < {x} <= -1e-3) else w{i}({x})"
+            )
+            continue
+        kept = []
+        if passthrough is not None:
+            namespace[f"p{i}"] = passthrough
+            kept.append(f"type({x}) is p{i}")
+        if bounds is not None:
+            kept.append(f"(type({x}) is int and {bounds[0]} <= {x} <= {bounds[1]})")
+        expression = f"{x} if {' or '.join(kept)} else w{i}({x})" if kept else f"w{i}({x})"
+        items.append(f"n{i}: {expression}")
+    unpack = "".join(f"x{i}, " for i in range(len(plan)))
+    source = (
+        "def write_struct(v):\n"
+        "    if type(v) is _Struct and v._schema is _schema:\n"
+        "        try:\n"
+        f"            ({unpack}) = v._values\n"
+        f"            return {{{', '.join(items)}}}\n"
+        "        except Exception:\n"
+        "            pass\n"
+        "    return _checked(v)\n"
+    )
+    exec(source, namespace)  # generated from field positions only: names are values
+    write_struct: Writer = namespace["write_struct"]
     return write_struct
 
 

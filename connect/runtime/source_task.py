@@ -229,7 +229,7 @@ class WorkerSourceTask(WorkerTask):
                         exc,
                         record,
                     )
-                if out.has_headers:
+                if out._headers:  # has_headers, without a property call per record
                     try:
                         headers = self._headers(out)
                     except Exception as exc:

@@ -665,6 +665,16 @@ def test_struct_from_values_validates_each_value_in_field_order() -> None:
         Struct.from_values(Schema.STRING_SCHEMA, ["x"])
 
 
+def test_an_unchecked_struct_holds_the_values_as_given_and_validate_finds_bad_ones() -> None:
+    schema = _person()
+    s = Struct.unchecked(schema, ["ann", 42, None])
+    assert s == Struct.from_values(schema, ["ann", 42, None])
+    assert s.values() == ["ann", 42, 1.5]
+    bad = Struct.unchecked(schema, ["ann", 300, None])  # not checked here...
+    with pytest.raises(DataException, match="out of range"):
+        bad.validate()  # ...but still found by a validation
+
+
 def test_the_fast_path_never_accepts_what_the_full_check_refuses() -> None:
     # Plain types are accepted by exact type only; logical types keep their full check.
     strict = SchemaBuilder.struct().field("s", Schema.STRING_SCHEMA).field("f", Schema.FLOAT64_SCHEMA).build()

@@ -19,11 +19,13 @@ from sqlalchemy.engine import Connection, CursorResult
 from connect.api import ConnectException, SourceRecord
 from connectors.jdbc.query.config import JdbcSourceConfig
 from connectors.jdbc.query.criteria import (
+    INCREMENTING_FIELD,
     Criteria,
     Mode,
     Offset,
     OffsetColumns,
     bulk_select,
+    incrementing_value,
     query_source,
     record_offsets,
     table_source,
@@ -44,6 +46,11 @@ def _resolve(column: str, names: Sequence[str]) -> str | None:
         return column
     folded = [n for n in names if n.lower() == column.lower()]
     return folded[0] if len(folded) == 1 else None
+
+
+def _maps(offsets: Sequence[Offset | None]) -> list[dict[str, int] | None]:
+    """The offsets as stored (a new dict per record)."""
+    return [o.to_map() if o is not None else None for o in offsets]
 
 
 class TableQuerier:
@@ -252,26 +259,21 @@ class TableQuerier:
                 offsets[-1] = run_end
             self.offset = run_end
         self._schedule(more=True)  # the query that found the run was full: more may follow
-        return self._records(values, offsets)
+        return self._records(values, _maps(offsets))
 
-    def _records(self, values: Sequence[list[Any]], offsets: Sequence[Offset | None]) -> list[SourceRecord]:
+    def _records(
+        self, values: Sequence[list[Any]], offsets: Sequence[dict[str, int] | None]
+    ) -> list[SourceRecord]:
+        """The records of converted rows, each with its offset (as stored, or None)."""
         assert self.mapper is not None
         mapper = self.mapper
-        out = []
+        structs, partition, topic = mapper.structs, self.partition, self.topic
+        key_schema, value_schema = mapper.key_schema, mapper.value_schema
+        out: list[SourceRecord] = []
+        append = out.append
         for converted, offset in zip(values, offsets, strict=True):
-            key, value = mapper.structs(converted)
-            out.append(
-                SourceRecord(
-                    self.partition,
-                    offset.to_map() if offset is not None else None,
-                    self.topic,
-                    None,
-                    mapper.key_schema,
-                    key,
-                    mapper.value_schema,
-                    value,
-                )
-            )
+            key, value = structs(converted)
+            append(SourceRecord(partition, offset, topic, None, key_schema, key, value_schema, value))
         return out
 
     def _initial_timestamp(self, now: dt.datetime) -> dt.datetime | None:
@@ -308,6 +310,8 @@ class TableQuerier:
         result = self._execute(connection, stmt)
         assert self.mapper is not None
         mapper = self.mapper
+        if self.mode is Mode.INCREMENTING:
+            return self._read_ids(result, columns)
         try:
             values = [mapper.convert(row) for row in result.fetchmany(self.batch)]
             offsets = [self._offset_of(columns, v) for v in values]
@@ -331,7 +335,9 @@ class TableQuerier:
             keep = len(offsets)
             while keep > 0 and offsets[keep - 1].timestamp == run_at:
                 keep -= 1
-            records = self._records(values[:keep], record_offsets(self.mode, offsets[:keep], self.offset))
+            records = self._records(
+                values[:keep], _maps(record_offsets(self.mode, offsets[:keep], self.offset))
+            )
             if keep:
                 self.offset = offsets[keep - 1]
             rest = criteria.rest_of_timestamp(
@@ -347,7 +353,25 @@ class TableQuerier:
             return []
         attached = record_offsets(self.mode, offsets, self.offset)
         self.offset = offsets[-1]
-        return self._records(values, attached)
+        return self._records(values, _maps(attached))
+
+    def _read_ids(self, result: CursorResult[Any], columns: OffsetColumns) -> list[SourceRecord]:
+        """``incrementing`` mode's records: rows in id order, each carrying its own offset,
+        ``{"incrementing": id}``, built directly (no Offset per row)."""
+        assert self.mapper is not None
+        convert = self.mapper.convert
+        position = columns.incrementing_position
+        assert position is not None
+        try:
+            values = [convert(row) for row in result.fetchmany(self.batch)]
+            ids = [x if type(x := v[position]) is int else incrementing_value(x) for v in values]
+        finally:
+            result.close()
+        self._schedule(more=len(values) >= self.batch)
+        if not values:
+            return []
+        self.offset = Offset(None, ids[-1])
+        return self._records(values, [{INCREMENTING_FIELD: i} for i in ids])
 
     def _offset_of(self, columns: OffsetColumns, values: Sequence[Any]) -> Offset:
         offset = columns.offset_of(values)

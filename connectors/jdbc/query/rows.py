@@ -11,12 +11,24 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Sequence
+import decimal
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from connect.api import DataException, Schema, SchemaBuilder, Struct
-from connectors.jdbc.query.types import ColumnSpec, Converter, NumericMapping, map_column
+from connect.api import DataException, Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
+from connectors.jdbc.query.types import ColumnSpec, Converter, NumericMapping, map_column, passthrough_type
+
+_LOGICAL_TYPES: dict[str, type] = {
+    Decimal.LOGICAL_NAME: decimal.Decimal,
+    Date.LOGICAL_NAME: dt.date,
+    Time.LOGICAL_NAME: dt.time,
+    Timestamp.LOGICAL_NAME: dt.datetime,
+}
+
+
+def _unset(*args: Any) -> Any:
+    raise AssertionError("set in __post_init__")
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +40,18 @@ class RowMapper:
     key_schema: Schema | None
     converters: tuple[Converter, ...]
     key_positions: tuple[int, ...]
+    #: Generated per layout (``_generate``): ``convert`` and ``structs`` for the common case.
+    _fast_convert: Callable[[Sequence[Any]], list[Any]] = dataclasses.field(
+        default=_unset, compare=False, repr=False
+    )
+    _fast_structs: Callable[[list[Any]], tuple[Struct | None, Struct] | None] = dataclasses.field(
+        default=_unset, compare=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        convert, structs = _generate(self)
+        object.__setattr__(self, "_fast_convert", convert)
+        object.__setattr__(self, "_fast_structs", structs)
 
     @classmethod
     def build(
@@ -74,6 +98,14 @@ class RowMapper:
     def convert(self, row: Sequence[Any]) -> list[Any]:
         """The Connect values of one row (in ``names`` order); DataException naming the
         column whose value does not fit."""
+        try:
+            # The common case in one generated expression; when something does not
+            # convert, the per-column loop runs again to say which column.
+            return self._fast_convert(row)
+        except (DataException, TypeError, ValueError, ArithmeticError):
+            return self._convert_each(row)
+
+    def _convert_each(self, row: Sequence[Any]) -> list[Any]:
         values: list[Any] = []
         for name, convert, raw in zip(self.names, self.converters, row, strict=True):
             if raw is None:
@@ -89,11 +121,84 @@ class RowMapper:
 
     def structs(self, values: list[Any]) -> tuple[Struct | None, Struct]:
         """The (key, value) Structs of converted ``values``."""
+        fast = self._fast_structs(values)
+        if fast is not None:
+            return fast
         value = Struct.from_values(self.value_schema, values)
         if self.key_schema is None:
             return None, value
         key = Struct.from_values(self.key_schema, [values[i] for i in self.key_positions])
         return key, value
+
+
+def _generate(
+    mapper: RowMapper,
+) -> tuple[Callable[[Sequence[Any]], list[Any]], Callable[[list[Any]], tuple[Struct | None, Struct] | None]]:
+    """Straight-line code for one layout: ``convert`` without the per-column loop (a value a
+    converter returns unchanged is kept as it is), and the Structs of values whose types
+    all fit their fields as ``Struct.from_values`` checks them (None when one may not:
+    ``structs`` then checks them one by one)."""
+    n = len(mapper.converters)
+    namespace: dict[str, Any] = {
+        "_Struct": Struct,
+        "_value_schema": mapper.value_schema,
+        "_key_schema": mapper.key_schema,
+    }
+    xs = "".join(f"x{i}, " for i in range(n))
+    items = []
+    for i, convert in enumerate(mapper.converters):
+        namespace[f"c{i}"] = convert
+        keep = passthrough_type(convert)
+        if keep is not None:
+            namespace[f"k{i}"] = keep
+            items.append(f"x{i} if x{i} is None or type(x{i}) is k{i} else c{i}(x{i})")
+        else:
+            items.append(f"None if x{i} is None else c{i}(x{i})")
+    checks = []
+    for i, f in enumerate(mapper.value_schema.fields):
+        fs = f.schema
+        fit: type | None
+        if fs.name in _LOGICAL_TYPES:
+            fit = _LOGICAL_TYPES[fs.name]
+        elif fs._exact is not None:
+            fit = fs._exact
+        elif fs._int_range is not None:
+            fit = int
+        else:
+            fit = None
+        if fit is None:
+            checks = ["False"]
+            break
+        namespace[f"t{i}"] = fit
+        check = f"type(x{i}) is t{i}"
+        if fs._int_range is not None and fs.name not in _LOGICAL_TYPES:
+            lo, hi = fs._int_range
+            check += f" and {lo} <= x{i} <= {hi}"
+        if (fs.optional or fs.default_value is not None) and i not in mapper.key_positions:
+            check = f"(x{i} is None or ({check}))"  # null fits; a key field is never null
+        checks.append(check)
+    key = (
+        "None"
+        if mapper.key_schema is None
+        else "_struct(_key_schema, [" + "".join(f"x{i}, " for i in mapper.key_positions) + "])"
+    )
+    source = f"""
+_struct = _Struct.unchecked
+
+def convert(row):
+    ({xs}) = row
+    return [{", ".join(items)}]
+
+def structs(values):
+    if type(values) is not list or len(values) != {n}:
+        return None
+    ({xs}) = values
+    if {" and ".join(checks) or "True"}:
+        return {key}, _struct(_value_schema, values)
+    return None
+"""
+    exec(source, namespace)  # built from positions and types only
+    return namespace["convert"], namespace["structs"]
 
 
 def _required(schema: Schema) -> Schema:

@@ -334,3 +334,20 @@ def _to_time(value: Any) -> dt.time:
         moment = dt.datetime.combine(_EPOCH_DAY, value.replace(tzinfo=None)) - offset
         return moment.time()
     return value
+
+
+#: Converters that return a raw value of the given (exact) type unchanged.
+_PASSTHROUGH: dict[Any, type] = {
+    int: int,
+    float: float,
+    _to_str: str,
+    _json_text: str,
+    _to_bytes: bytes,
+    _to_bool: bool,
+    _to_date: dt.date,
+}
+
+
+def passthrough_type(convert: Converter) -> type | None:
+    """The raw value type ``convert`` returns as it is (so it need not be called), if any."""
+    return _PASSTHROUGH.get(convert)
