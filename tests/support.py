@@ -104,7 +104,8 @@ class BrokerProcess:
                 threading.Thread(target=self._drain, args=(self.proc,), daemon=True).start()
                 return self
         self.proc.kill()
-        raise RuntimeError("broker did not start:\n" + "".join(self.log[-30:]))
+        code = self.proc.wait(10)
+        raise RuntimeError(f"broker did not start (exit code {code}):\n" + "".join(self.log[-30:]))
 
     def _record(self, line: str) -> None:
         with self._lock:

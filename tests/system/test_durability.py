@@ -86,7 +86,13 @@ def test_acknowledged_records_survive_repeated_kill_9(tmp_path: Path, idempotent
         while t.is_alive() or time.time() - started < 4.5:
             for _ in range(200):
                 key = f"k{total % 50}".encode()
-                producer.produce(topic, key=key, value=f"{total:08d}".encode(), on_delivery=on_delivery)
+                try:
+                    producer.produce(topic, key=key, value=f"{total:08d}".encode(), on_delivery=on_delivery)
+                except BufferError:
+                    # The broker is down long enough for librdkafka's queue to fill: wait, as
+                    # any producing application does, and go on.
+                    producer.poll(0.1)
+                    continue
                 total += 1
             producer.poll(0.01)
             if time.time() - started > 30:
