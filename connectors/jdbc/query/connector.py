@@ -73,14 +73,7 @@ class JdbcSourceConnector(SourceConnector):
                 "connection.url parameters with no Python equivalent are ignored: %s", translated.ignored
             )
         self._stopping = threading.Event()
-        self.database = Database(
-            translated.url,
-            attempts=config.connection_attempts,
-            backoff_s=config.connection_backoff_ms / 1000,
-            zone_name=config.db_timezone,
-            zone=config.zone,
-            stopping=self._stopping,
-        )
+        self.database = Database.from_config(config, self._stopping)
         try:
             with self.database.connect():
                 pass

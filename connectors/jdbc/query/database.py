@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
@@ -20,6 +20,9 @@ from sqlalchemy.engine import URL, Connection, Engine
 
 from connect.api import ConnectException
 from connectors.jdbc.query.dialects import DatabaseDialect, dialect_for
+
+if TYPE_CHECKING:
+    from connectors.jdbc.query.config import JdbcSourceConfig
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +73,18 @@ class Database:
         self.dialect: DatabaseDialect = dialect_for(self.engine.dialect.name)
         sa.event.listen(self.engine, "connect", self._on_connect)
         self._connection: Connection | None = None
+
+    @classmethod
+    def from_config(cls, config: JdbcSourceConfig, stopping: threading.Event) -> Database:
+        """The database ``config`` names, with its retry and time zone settings."""
+        return cls(
+            config.url().url,
+            attempts=config.connection_attempts,
+            backoff_s=config.connection_backoff_ms / 1000,
+            zone_name=config.db_timezone,
+            zone=config.zone,
+            stopping=stopping,
+        )
 
     def _on_connect(self, dbapi_connection: Any, _record: Any) -> None:
         self.dialect.prepare_session(dbapi_connection, self.zone_name, self.zone)

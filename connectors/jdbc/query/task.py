@@ -58,15 +58,7 @@ class JdbcSourceTask(SourceTask):
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._runs = 0
-        translated = config.url()
-        self.database = Database(
-            translated.url,
-            attempts=config.connection_attempts,
-            backoff_s=config.connection_backoff_ms / 1000,
-            zone_name=config.db_timezone,
-            zone=config.zone,
-            stopping=self._stopping,
-        )
+        self.database = Database.from_config(config, self._stopping)
         tables: list[TableId | None]
         if config.query:
             tables = [None]
