@@ -271,10 +271,11 @@ class WorkerSinkTask(WorkerTask):
             messages = self._consume(timeout)
             if messages and self._consumer_paused:
                 messages = self._hold_back(messages)
-            if messages:
-                records = self._convert_all(messages)
-                if records or self.current_offsets:
-                    self._deliver(records)
+            records = self._convert_all(messages) if messages else []
+            if records or self.assigned:
+                # put() runs after every poll, with an empty batch when nothing came, as in
+                # Kafka: sinks that flush on time (rotation, flush intervals) rely on the call.
+                self._deliver(records)
             if self.context.commit_requested or time.monotonic() - self._last_commit >= self.flush_interval_s:
                 self.context.commit_requested = False
                 self._commit(list(self.assigned))
@@ -314,8 +315,7 @@ class WorkerSinkTask(WorkerTask):
     def _deliver(self, records: list[SinkRecord]) -> None:
         started = time.perf_counter()
         try:
-            if records:
-                self.task.put(records)
+            self.task.put(records)
         except RetriableException as exc:
             wait_ms = self.context.timeout_ms or (exc.retry_after * 1000 if exc.retry_after else 0)
             log.warning("%s: put() asked for a retry in %d ms: %s", self.id, wait_ms, exc)
@@ -323,9 +323,10 @@ class WorkerSinkTask(WorkerTask):
             self._retry_at = time.monotonic() + wait_ms / 1000
             self.apply_pauses()
             return
-        self.metrics.batch_count += 1
-        self.metrics.batch_time_total_ms += (time.perf_counter() - started) * 1000
-        self.metrics.records_out += len(records)
+        if records:
+            self.metrics.batch_count += 1
+            self.metrics.batch_time_total_ms += (time.perf_counter() - started) * 1000
+            self.metrics.records_out += len(records)
         self.apply_pauses()
 
     def _convert_all(self, messages: list[Message]) -> list[SinkRecord]:
