@@ -179,10 +179,12 @@ class SparkSinkTask(SinkTask):
                 raise
             except Exception as exc:
                 if attempt >= self.config.max_retries or self.stopping.is_set():
+                    log.error("Writing to %s failed for good", self.writer.location, exc_info=exc)
+                    # The JVM's stack trace is in the log; the task's status gets the cause alone.
                     raise ConnectException(
                         f"Writing {prepared.rows} records to {self.writer.location} failed "
-                        f"{attempt + 1} times; nothing of them was committed: {exc}"
-                    ) from exc
+                        f"{attempt + 1} times; nothing of them was committed: {_cause(exc)}"
+                    ) from None
                 backoff = self.config.retry_backoff_ms * 2**attempt / 1000
                 attempt += 1
                 log.warning(
@@ -190,7 +192,7 @@ class SparkSinkTask(SinkTask):
                     self.writer.location,
                     attempt,
                     backoff,
-                    exc,
+                    _cause(exc),
                 )
                 if self.stopping.wait(backoff):
                     raise ConnectException("The task stopped while retrying a failed write") from exc
@@ -218,6 +220,18 @@ class SparkSinkTask(SinkTask):
         self._collect()
         if self.failure is not None:
             raise self.failure
+
+
+def _cause(exc: BaseException) -> str:
+    """One line saying what failed: a JVM exception's class and message, not its stack."""
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        try:
+            return str(java.toString())
+        except Exception:  # the gateway may be gone
+            pass
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _declared_schema(spark: Any, ddl: str) -> Any:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,3 +32,22 @@ def topic() -> str:
 @pytest.fixture
 def group() -> str:
     return unique("group")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One real local Spark session for the whole run (a JVM takes seconds to start).
+
+    It is the session a Spark sink task running in this process uses too
+    (``spark_sink.session.shared_session``), so in-process workers and tests share it.
+    """
+    from spark_sink.session import shared_session
+
+    session = shared_session(
+        "local[2]",
+        "sluiceway-tests",
+        # Small tests: two shuffle partitions instead of 200 keep each query quick.
+        {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"},
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session

@@ -180,17 +180,23 @@ class StandaloneWorkerProcess:
     """``python -m connect.standalone`` with the given properties files; its log goes to a
     file beside the first (a pipe nobody reads would fill up and stall it)."""
 
-    def __init__(self, *files: Path) -> None:
+    def __init__(self, *files: Path, env: dict[str, str] | None = None) -> None:
         self.files = [str(f) for f in files]
+        self.env = env
         self.proc: subprocess.Popen[bytes] | None = None
 
+    @property
+    def log_path(self) -> Path:
+        return Path(self.files[0]).with_suffix(".log")
+
     def start(self) -> StandaloneWorkerProcess:
-        with open(Path(self.files[0]).with_suffix(".log"), "ab") as log:  # the child keeps its own
+        with open(self.log_path, "ab") as log:  # the child keeps its own
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "connect.standalone", *self.files],
                 cwd=ROOT,
                 stdout=subprocess.DEVNULL,
                 stderr=log,
+                env=self.env,
             )
         return self
 
