@@ -9,7 +9,9 @@ A standalone worker starts Sluiceway's broker in-process and runs two pipelines:
   (timestamp+incrementing on ``updated_at``, ``id``) streams every change to the topic
   ``demo-bank-transactions``; one sink writes them all to
   ``data/demo/transactions-out.jsonl``, another, through a plain-Python transform,
-  only the large ones (>= 1,000) to ``data/demo/large-transactions.jsonl``.
+  only the large ones (>= 1,000) to ``data/demo/large-transactions.jsonl``, and the
+  Spark sink lands them in a Parquet table, ``data/demo/bank-lake``, which the demo
+  then queries with Spark SQL (totals per account).
 
 Progress is shown as it happens; then the worker keeps running (Ctrl-C stops it) so
 the REST API can be explored.
@@ -22,6 +24,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import shutil
 import signal
 import socket
 import sqlite3
@@ -50,6 +53,7 @@ CONNECTORS = (
     "demo-bank-source",
     "demo-bank-sink",
     "demo-large-transactions",
+    "demo-bank-lake",
 )
 LARGE = 1000
 _JSON = {
@@ -165,7 +169,10 @@ def _delivered(path: Path) -> set[tuple[int, str]]:
 
 
 def _table(runtime: StandaloneRuntime, progress: list[str], started: float) -> Table:
-    t = Table(title="Sluiceway demo: file → topic → file, and bank.db → topic → files", title_justify="left")
+    t = Table(
+        title="Sluiceway demo: file → topic → file, and bank.db → topic → files and a Spark table",
+        title_justify="left",
+    )
     t.add_column("connector")
     t.add_column("state")
     t.add_column("tasks")
@@ -240,7 +247,64 @@ def _connectors(data_dir: Path, output: Path, bank: Path) -> list[PropertiesFile
                 **_JSON,
             },
         ),
+        _props(
+            data_dir / "bank-lake.properties",
+            {
+                "name": "demo-bank-lake",
+                "connector.class": "SparkSinkConnector",
+                "topics": BANK_TOPIC,
+                "table.path": str(data_dir / "bank-lake"),
+                "include.kafka.coordinates": "true",
+                "flush.interval.ms": "1000",
+                "spark.master": "local[2]",
+                "spark.conf.spark.log.level": "ERROR",
+                "spark.conf.spark.sql.shuffle.partitions": "2",
+                **_JSON,
+            },
+        ),
     ]
+
+
+# The latest state of every transaction (the table holds every change, in offset order),
+# totalled per account.
+TOTALS_SQL = """
+WITH latest AS (
+    SELECT *, row_number() OVER (PARTITION BY id ORDER BY _offset DESC) AS newest FROM bank_lake
+)
+SELECT account_id,
+       count(*) AS transactions,
+       round(sum(CASE WHEN status = 'settled' THEN amount ELSE 0 END), 2) AS settled,
+       round(sum(CASE WHEN status = 'pending' THEN amount ELSE 0 END), 2) AS pending
+FROM latest WHERE newest = 1
+GROUP BY account_id ORDER BY account_id
+"""
+
+
+def _lake_states(lake: Path) -> set[tuple[int, str]]:
+    """(id, status) of every change in the Spark table, through the worker's SparkSession."""
+    if not lake.exists():
+        return set()
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+    try:
+        rows = spark.read.parquet(str(lake)).select("id", "status").collect()
+        return {(int(r[0]), str(r[1])) for r in rows}
+    except Exception:  # no data file yet
+        return set()
+
+
+def _totals(lake: Path) -> Table:
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+    spark.read.parquet(str(lake)).createOrReplaceTempView("bank_lake")
+    t = Table(title="Spark SQL over data/demo/bank-lake: totals per account", title_justify="left")
+    for column in ("account", "transactions", "settled", "pending"):
+        t.add_column(column, justify="right")
+    for row in spark.sql(TOTALS_SQL).collect():
+        t.add_row(*(str(v) for v in row))
+    return t
 
 
 async def run(data_dir: Path, exit_when_done: bool, console: Console) -> int:
@@ -249,6 +313,7 @@ async def run(data_dir: Path, exit_when_done: bool, console: Console) -> int:
     bank_out = data_dir / "transactions-out.jsonl"
     for stale in (output, bank_out, data_dir / "large-transactions.jsonl", data_dir / "offsets.json"):
         stale.unlink(missing_ok=True)
+    shutil.rmtree(data_dir / "bank-lake", ignore_errors=True)
     bank = data_dir / "bank.db"
     BankWriter.create(bank)
     broker_port, rest_port = _free_port(), _free_port()
@@ -280,7 +345,8 @@ async def run(data_dir: Path, exit_when_done: bool, console: Console) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    files_ok = bank_ok = False
+    files_ok = bank_ok = lake_ok = False
+    lake, lake_states, lake_checked = data_dir / "bank-lake", set[tuple[int, str]](), 0.0
     try:
         with Live(console=console, refresh_per_second=4) as live:
             while not stop.is_set():
@@ -298,21 +364,26 @@ async def run(data_dir: Path, exit_when_done: bool, console: Console) -> int:
                     and large <= flagged
                     and (writer.stopped.is_set() or not exit_when_done)
                 )
+                if time.monotonic() - lake_checked > 2:  # a Spark job: not on every refresh
+                    lake_states, lake_checked = await asyncio.to_thread(_lake_states, lake), time.monotonic()
+                lake_ok = bank_ok and changes <= lake_states
                 progress = [
                     f"{written}/{total} lines written",
                     f"{len(changes & delivered)}/{len(changes)} transactions delivered",
                     f"{len(large & flagged)}/{len(large)} large ones flagged",
+                    f"{len(changes & lake_states)}/{len(changes)} in the Spark table",
                 ]
                 live.update(_table(runtime, progress, started))
-                if files_ok and bank_ok and exit_when_done:
+                done = files_ok and bank_ok and lake_ok
+                if done and exit_when_done:
                     break
-                if files_ok and bank_ok and not exit_when_done and time.monotonic() - started > 5:
+                if done and not exit_when_done and time.monotonic() - started > 5:
                     break
-                if time.monotonic() - started > 120:
+                if time.monotonic() - started > 180:
                     break
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), 0.25)
-        ok = files_ok and bank_ok
+        ok = files_ok and bank_ok and lake_ok
         if files_ok:
             same = output.read_bytes() == SAMPLE.read_bytes()
             console.print(
@@ -333,6 +404,11 @@ async def run(data_dir: Path, exit_when_done: bool, console: Console) -> int:
             )
         else:
             console.print(f"[red]Not every transaction change in bank.db reached {bank_out.name}.[/]")
+        if lake_ok:
+            console.print(f"[green]And every change landed in the Spark table {lake}[/], once:")
+            console.print(await asyncio.to_thread(_totals, lake))
+        else:
+            console.print(f"[red]Not every transaction change landed in the Spark table {lake}.[/]")
         url = runtime.url
         console.print(f"\nThe REST API (Kafka Connect's) is at [bold]{url}[/]. Try:")
         console.print(f"  curl -s {url}/connectors?expand=status")

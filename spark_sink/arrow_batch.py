@@ -79,11 +79,14 @@ def arrow_type(schema: Schema) -> pa.DataType:
     if name == Decimal.LOGICAL_NAME:
         scale = Decimal.scale(schema)
         raw = (schema.parameters or {}).get(PRECISION_PARAMETER)
-        precision = int(raw) if raw is not None else MAX_PRECISION
-        if not 0 <= scale <= precision <= MAX_PRECISION:
+        try:
+            precision = int(raw) if raw is not None else MAX_PRECISION
+        except ValueError:
+            raise DataException(f"Decimal precision {raw!r} is not an integer") from None
+        if not 0 <= scale <= precision <= MAX_PRECISION or precision < 1:
             raise DataException(
                 f"Decimal with precision {precision} and scale {scale} does not fit Spark's DECIMAL "
-                f"(precision at most {MAX_PRECISION}, 0 <= scale <= precision)"
+                f"(1 <= precision <= {MAX_PRECISION}, 0 <= scale <= precision)"
             )
         return pa.decimal128(precision, scale)
     if name == Date.LOGICAL_NAME:
@@ -142,7 +145,20 @@ def python_converter(schema: Schema) -> Converter | None:
         return lambda value: (
             None if value is None else [(kc(a), None if b is None else vc(b)) for a, b in value.items()]
         )
+    if schema.name == Time.LOGICAL_NAME:
+        return _utc_time
     return None
+
+
+def _utc_time(value: Any) -> Any:
+    """Connect's Time is UTC: an aware time is moved to UTC (pyarrow would drop its zone)."""
+    offset = value.utcoffset() if isinstance(value, datetime.time) else None
+    if offset is None:
+        return value
+    return (datetime.datetime.combine(_EPOCH_DAY, value.replace(tzinfo=None)) - offset).time()
+
+
+_EPOCH_DAY = datetime.date(1970, 1, 1)
 
 
 # -- records → Arrow ---------------------------------------------------------------------
@@ -217,6 +233,11 @@ class BatchBuilder:
                 tables.append(table)
                 accepted.extend(good)
         table = _concat(tables, rejected, accepted) if tables else pa.table({})
+        if self.include_coordinates and accepted:
+            # Once for the whole batch, so that one key column type holds all its keys: per
+            # group, keys of different types would refuse records whose values fit.
+            for array, f in zip(*self._coordinates(accepted), strict=True):
+                table = table.append_column(f, array)
         tps = list(ranges)
         index = {tp: i for i, tp in enumerate(tps)}
         row_tps = [index[TopicPartition(r.topic, r.kafka_partition or 0)] for r in accepted]
@@ -254,10 +275,8 @@ class BatchBuilder:
         else:
             arr = pa.array([r.value for r in group])
             columns, fields = [arr], [pa.field(VALUE_COLUMN, arr.type)]
-        if self.include_coordinates:
-            extra_columns, extra_fields = self._coordinates(group)
-            columns += extra_columns
-            fields += extra_fields
+        if not columns:  # values with no (typed) field still are rows: all null in the table
+            return _no_columns(len(group))
         return pa.Table.from_arrays(columns, schema=pa.schema(fields))
 
     def _schema_columns(
@@ -288,14 +307,20 @@ class BatchBuilder:
 
     def _dict_columns(self, group: list[SinkRecord]) -> tuple[list[pa.Array], list[pa.Field]]:
         values = [r.value for r in group]
-        if self.declared is not None:
+        declared = self.declared
+        if declared is not None:
             try:
-                table = pa.Table.from_pylist(values, schema=self.declared)
+                if _truncated_by_pyarrow(values, declared):
+                    raise TypeError("pyarrow would truncate a float or take a bool as a number")
+                table = pa.Table.from_pylist(values, schema=declared)
             except _ARROW_ERRORS:
                 # JSON carries timestamps, dates and decimals as strings: infer, then cast.
-                table = conform(pa.Table.from_pylist(values), self.declared)
+                # Keys the schema does not declare are left out, as from_pylist leaves them.
+                inferred = _from_dicts(values)
+                inferred = inferred.select([n for n in inferred.column_names if n in declared.names])
+                table = conform(inferred, declared)
         else:
-            table = pa.Table.from_pylist(values)
+            table = _from_dicts(values)
             # An all-null column has no type yet: leave it out until a value gives it one.
             keep = [i for i, f in enumerate(table.schema) if not pa.types.is_null(f.type)]
             if len(keep) != table.num_columns:
@@ -305,12 +330,16 @@ class BatchBuilder:
     def _coordinates(self, group: list[SinkRecord]) -> tuple[list[pa.Array], list[pa.Field]]:
         keys = [r.key for r in group]
         key_schema = group[0].key_schema
+        key_array: pa.Array | None = None
         if key_schema is not None and all(r.key_schema == key_schema for r in group):
-            typ, conv = self._mapped(key_schema)
-            key_array = pa.array(
-                keys if conv is None else [None if k is None else conv(k) for k in keys], type=typ
-            )
-        else:
+            try:
+                typ, conv = self._mapped(key_schema)
+                key_array = pa.array(
+                    keys if conv is None else [None if k is None else conv(k) for k in keys], type=typ
+                )
+            except (*_ARROW_ERRORS, DataException):
+                key_array = None  # a key its schema's type cannot hold: keys as text, like mixed keys
+        if key_array is None:
             try:
                 key_array = pa.array(keys)
             except _ARROW_ERRORS:
@@ -343,12 +372,45 @@ class BatchBuilder:
 _NOTHING = object()
 
 
+def _no_columns(rows: int) -> pa.Table:
+    """A table of ``rows`` rows and no column (pyarrow makes these only by dropping columns)."""
+    return pa.table({"_": pa.nulls(rows)}).drop_columns(["_"])
+
+
+def _from_dicts(values: list[dict[str, Any]]) -> pa.Table:
+    """Schemaless dicts as a table with the keys of all of them (``from_pylist`` takes
+    only the first dict's keys and drops the others)."""
+    names = list(dict.fromkeys(k for v in values for k in v))
+    if not names:
+        return _no_columns(len(values))
+    return pa.Table.from_arrays([pa.array([v.get(n) for v in values]) for n in names], names=names)
+
+
+def _truncated_by_pyarrow(values: list[dict[str, Any]], declared: pa.Schema) -> bool:
+    """Whether pyarrow's conversion to ``declared`` would change a value without a word: it
+    truncates floats put in integer columns (2.5 becomes 2) and takes bools as 1.0 and 0.0
+    in floating columns. Such batches go through the checked cast of ``conform`` instead."""
+    numeric = [
+        (f.name, pa.types.is_integer(f.type))
+        for f in declared
+        if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)
+    ]
+    for name, integer in numeric:
+        for v in values:
+            x = v.get(name)
+            if type(x) is bool or (integer and isinstance(x, float)):
+                return True
+    return False
+
+
 def _concat(
     tables: list[pa.Table], rejected: list[tuple[SinkRecord, str]], accepted: list[SinkRecord]
 ) -> pa.Table:
     """One table from groups whose schemas may differ (missing columns become nulls)."""
     if len(tables) == 1:
         return tables[0]
+    if not any(t.num_columns for t in tables):  # concat_tables would lose their rows
+        return _no_columns(sum(t.num_rows for t in tables))
     try:
         return pa.concat_tables(tables, promote_options="permissive")
     except _ARROW_ERRORS:
@@ -378,34 +440,59 @@ def _concat(
 
 
 def merge_schemas(table: pa.Schema | None, batch: pa.Schema, allow_new: bool) -> tuple[pa.Schema, list[str]]:
-    """The table schema after this batch: existing columns keep their types (structs gain
-    new nullable fields when ``allow_new``), new columns are appended when ``allow_new``.
-    Returns the schema and the batch columns it could not take."""
-    if table is None:
-        fields = [pa.field(f.name, f.type) for f in batch if not pa.types.is_null(f.type)]
-        return pa.schema(fields), []
-    fields = list(table)
+    """The table schema after this batch: existing columns keep their types (structs, also
+    inside lists and maps, gain new nullable fields when ``allow_new``), new columns are
+    appended when ``allow_new``. Types that inference could not pin down (all-null
+    values, empty lists) are left out until a batch brings a value. Returns the schema
+    and the batch columns it could not take."""
+    fields = list(table) if table is not None else []
     by_name = {f.name: i for i, f in enumerate(fields)}
     left_out = []
     for f in batch:
+        known = _known(f.type)
         i = by_name.get(f.name)
         if i is None:
-            if pa.types.is_null(f.type):
+            if known is None:
                 continue
-            if allow_new:
+            if allow_new or table is None:
                 by_name[f.name] = len(fields)
-                fields.append(pa.field(f.name, f.type))
+                fields.append(pa.field(f.name, known))
             else:
                 left_out.append(f.name)
-        elif allow_new:
-            fields[i] = pa.field(f.name, _merge_type(fields[i].type, f.type))
+        elif allow_new and known is not None:
+            fields[i] = pa.field(f.name, _merge_type(fields[i].type, known))
     return pa.schema(fields), left_out
 
 
+def _known(typ: pa.DataType) -> pa.DataType | None:
+    """``typ`` without the parts inference typed as null (``[]`` is list<null>, ``{"x":
+    None}`` is struct<x: null>); None when nothing is left. Spark would write such parts
+    as VOID and could never put a value there."""
+    t = pa.types
+    if t.is_null(typ):
+        return None
+    if t.is_list(typ) or t.is_large_list(typ):
+        item = _known(typ.value_type)
+        return None if item is None else pa.list_(item)
+    if t.is_map(typ):
+        item = _known(typ.item_type)
+        return None if item is None else pa.map_(typ.key_type, item)
+    if t.is_struct(typ):
+        children = [(f.name, _known(f.type)) for f in typ]
+        kept = [pa.field(n, c) for n, c in children if c is not None]
+        return pa.struct(kept) if kept else None
+    return typ
+
+
 def _merge_type(current: pa.DataType, incoming: pa.DataType) -> pa.DataType:
-    if pa.types.is_struct(current) and pa.types.is_struct(incoming):
+    t = pa.types
+    if t.is_struct(current) and t.is_struct(incoming):
         merged, _ = merge_schemas(pa.schema(list(current)), pa.schema(list(incoming)), allow_new=True)
         return pa.struct(list(merged))
+    if t.is_list(current) and (t.is_list(incoming) or t.is_large_list(incoming)):
+        return pa.list_(_merge_type(current.value_type, incoming.value_type))
+    if t.is_map(current) and t.is_map(incoming):
+        return pa.map_(current.key_type, _merge_type(current.item_type, incoming.item_type))
     return current
 
 
@@ -417,7 +504,7 @@ def conform(table: pa.Table, target: pa.Schema) -> pa.Table:
     extra = [c for c in table.column_names if c not in {f.name for f in target}]
     for c in extra:
         col = table.column(c)
-        if col.null_count != n:
+        if col.null_count != n and _known(col.type) is not None:
             raise DataException(f"field {c!r} is not in the table's schema (schema.evolution=false)")
     arrays = []
     for f in target:
@@ -453,6 +540,12 @@ def _cast(column: pa.ChunkedArray, typ: pa.DataType, name: str) -> pa.ChunkedArr
     if pa.types.is_struct(typ) and pa.types.is_struct(column.type):
         chunks = [_cast_struct(chunk, typ, name) for chunk in column.chunks]
         return pa.chunked_array(chunks, type=typ)
+    if _nested_struct(typ) and type(column.type) is type(typ):
+        # Arrow's own cast of list<struct> / map<_, struct> drops fields the target lacks
+        # without a word: cast the items ourselves, so a value in such a field is refused.
+        return pa.chunked_array([_cast_nested(chunk, typ, name) for chunk in column.chunks], type=typ)
+    if column.null_count != len(column) and _reinterprets(column.type, typ):
+        raise DataException(f"field {name!r}: {column.type} values do not fit the table's {typ}")
     try:
         return pc.cast(column, typ, safe=True)
     except _ARROW_ERRORS as exc:
@@ -461,17 +554,65 @@ def _cast(column: pa.ChunkedArray, typ: pa.DataType, name: str) -> pa.ChunkedArr
         ) from None
 
 
+def _reinterprets(source: pa.DataType, target: pa.DataType) -> bool:
+    """Casts Arrow makes that change what a value means rather than how it is stored: text
+    parsed as a number or a boolean, booleans as numbers, numbers as booleans. (Text into
+    timestamps, dates and decimals stays: JSON carries those as strings.)"""
+    t = pa.types
+    lists = (t.is_list, t.is_large_list, t.is_fixed_size_list)
+    if any(f(source) for f in lists):
+        return any(f(target) for f in lists) and _reinterprets(source.value_type, target.value_type)
+    if t.is_map(source) and t.is_map(target):
+        return _reinterprets(source.key_type, target.key_type) or _reinterprets(
+            source.item_type, target.item_type
+        )
+    number = bool(t.is_integer(target) or t.is_floating(target))
+    if t.is_string(source) or t.is_large_string(source) or t.is_binary(source) or t.is_large_binary(source):
+        return number or bool(t.is_boolean(target))
+    if t.is_boolean(source):
+        return number or bool(t.is_decimal(target))
+    if t.is_integer(source) or t.is_floating(source) or t.is_decimal(source):
+        return bool(t.is_boolean(target))
+    return False
+
+
+def _nested_struct(typ: pa.DataType) -> bool:
+    t = pa.types
+    if t.is_list(typ):
+        return bool(t.is_struct(typ.value_type) or _nested_struct(typ.value_type))
+    if t.is_map(typ):
+        return bool(t.is_struct(typ.item_type) or _nested_struct(typ.item_type))
+    return False
+
+
+def _cast_nested(chunk: pa.Array, typ: pa.DataType, name: str) -> pa.Array:
+    mask = chunk.is_null() if chunk.null_count else None
+    offsets = chunk.offsets
+    if pa.types.is_map(typ):
+        keys = _cast(pa.chunked_array([chunk.keys]), typ.key_type, f"{name}.key").combine_chunks()
+        items = _cast(pa.chunked_array([chunk.items]), typ.item_type, f"{name}.value").combine_chunks()
+        # MapArray.from_arrays has no validity mask: null maps are rebuilt from the offsets.
+        out = pa.MapArray.from_arrays(offsets, keys, items, type=typ)
+        if mask is not None:
+            out = pc.if_else(mask, pa.nulls(len(out), type=typ), out)
+        return out
+    values = _cast(pa.chunked_array([chunk.values]), typ.value_type, f"{name}[]").combine_chunks()
+    return pa.ListArray.from_arrays(offsets, values, type=typ, mask=mask)
+
+
 def _cast_struct(chunk: pa.Array, typ: pa.StructType, name: str) -> pa.Array:
-    present = {chunk.type.field(i).name for i in range(chunk.type.num_fields)}
+    # Children as seen through the struct's validity: under a null struct they hold
+    # placeholders ("" and 0 from pyarrow) that must neither count as values nor be cast.
+    present = dict(zip((f.name for f in chunk.type), chunk.flatten(), strict=True))
     wanted = {typ.field(i).name for i in range(typ.num_fields)}
-    for extra in present - wanted:
-        if chunk.field(extra).null_count != len(chunk):
+    for extra in present.keys() - wanted:
+        if present[extra].null_count != len(chunk) and _known(present[extra].type) is not None:
             raise DataException(f"field {name}.{extra} is not in the table's schema")
     children = []
     for i in range(typ.num_fields):
         f = typ.field(i)
         if f.name in present:
-            child = chunk.field(f.name)
+            child = present[f.name]
             children.append(_cast(pa.chunked_array([child]), f.type, f"{name}.{f.name}").combine_chunks())
         else:
             children.append(pa.nulls(len(chunk), type=f.type))

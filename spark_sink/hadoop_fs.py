@@ -38,11 +38,11 @@ class HadoopFs:
     """Operations under one root (the table's directory), paths relative to it."""
 
     def __init__(self, spark: SparkSession, root: str) -> None:
-        jvm: Any = spark._jvm  # type: ignore[attr-defined]
+        jvm: Any = spark._jvm
         self._Path = jvm.org.apache.hadoop.fs.Path
         self._FileNotFound = "java.io.FileNotFoundException"
         raw = self._Path(root)
-        self._fs = raw.getFileSystem(spark._jsc.hadoopConfiguration())  # type: ignore[attr-defined]
+        self._fs = raw.getFileSystem(spark._jsc.hadoopConfiguration())
         self._root = self._fs.makeQualified(raw)
         self.root = str(self._root.toString())
 

@@ -82,6 +82,7 @@ def session_settings(master: str, app_name: str, conf: Mapping[str, str]) -> dic
         "spark.pyspark.driver.python": sys.executable,
         # A Connect worker is no interactive driver: no web UI on port 4040 unless asked for.
         "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",  # progress bars on a worker's stderr help nobody
         "spark.sql.session.timeZone": "UTC",
         # Connect's Time maps to Spark's TIME type, which Spark 4.1+ writes only when enabled.
         "spark.sql.timeType.enabled": "true",

@@ -112,6 +112,8 @@ class Manifest:
     def decode(text: str, where: str) -> Manifest:
         try:
             data = json.loads(text)
+            if not isinstance(data, dict):
+                raise ValueError(f"expected a JSON object, found {type(data).__name__}")
             if data.get("version") != MANIFEST_VERSION:
                 raise ValueError(f"version {data.get('version')!r}, expected {MANIFEST_VERSION}")
             return Manifest(

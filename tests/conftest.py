@@ -35,7 +35,7 @@ def group() -> str:
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """One real local Spark session for the whole run (a JVM takes seconds to start).
 
     It is the session a Spark sink task running in this process uses too
@@ -47,7 +47,12 @@ def spark() -> Iterator[Any]:
         "local[2]",
         "sluiceway-tests",
         # Small tests: two shuffle partitions instead of 200 keep each query quick.
-        {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"},
+        {
+            "spark.sql.shuffle.partitions": "2",
+            "spark.default.parallelism": "2",
+            # Catalog tables the tests create live in the run's temp dir, not the checkout.
+            "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("spark-warehouse")),
+        },
     )
     session.sparkContext.setLogLevel("ERROR")
     yield session

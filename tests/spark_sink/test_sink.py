@@ -51,13 +51,26 @@ def encoder(schemas: bool = True) -> JsonConverter:
     return c
 
 
-def produce_values(connect: EmbeddedConnect, topic: str, schema: Schema | None, values: list[Any], keys: list[str] | None = None) -> None:
+def produce_values(
+    connect: EmbeddedConnect,
+    topic: str,
+    schema: Schema | None,
+    values: list[Any],
+    keys: list[str] | None = None,
+) -> None:
     conv = encoder(schema is not None)
     payloads = [conv.from_connect_data(topic, schema, v) for v in values]
     connect.produce(topic, list(zip(keys or [None] * len(values), payloads, strict=True)))
 
 
-def wait_rows(connect: EmbeddedConnect, spark: SparkSession, table: Path, n: int, fmt: str = "parquet", timeout: float = 60) -> Any:
+def wait_rows(
+    connect: EmbeddedConnect,
+    spark: SparkSession,
+    table: Path,
+    n: int,
+    fmt: str = "parquet",
+    timeout: float = 60,
+) -> Any:
     def count() -> int:
         if not table.exists():
             return 0
@@ -125,7 +138,11 @@ def every_type(i: int) -> Struct:
         .put("amount", decimal.Decimal(i) / 100 + decimal.Decimal("1000000.00"))
         .put("day", datetime.date(1999, 12, 31) + datetime.timedelta(days=i))
         .put("at", datetime.time(i % 24, i % 60, i % 60, (i % 1000) * 1000))
-        .put("ts", datetime.datetime(2024, 2, 29, tzinfo=datetime.UTC) + datetime.timedelta(milliseconds=i * 1234567))
+        .put(
+            "ts",
+            datetime.datetime(2024, 2, 29, tzinfo=datetime.UTC)
+            + datetime.timedelta(milliseconds=i * 1234567),
+        )
         .put("tags", [f"t{j}" for j in range(i % 4)])
         .put("attrs", {f"k{j}": j * i for j in range(i % 3)})
         .put("owner", owner)
@@ -180,9 +197,13 @@ def test_every_mapped_type_lands_once_with_its_spark_type(
             assert r["owner"]["scores"] == owner.get("scores")
 
 
-def test_partitioning_and_schema_evolution(connect: EmbeddedConnect, spark: SparkSession, tmp_path: Path) -> None:
+def test_partitioning_and_schema_evolution(
+    connect: EmbeddedConnect, spark: SparkSession, tmp_path: Path
+) -> None:
     topic, table = unique("evolve"), tmp_path / "evolve"
-    v1 = SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA).field("account", Schema.STRING_SCHEMA).build()
+    v1 = (
+        SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA).field("account", Schema.STRING_SCHEMA).build()
+    )
     v2 = (
         SchemaBuilder.struct()
         .field("id", Schema.INT64_SCHEMA)
@@ -191,10 +212,15 @@ def test_partitioning_and_schema_evolution(connect: EmbeddedConnect, spark: Spar
         .build()
     )
     connect.create_connector(unique("spark"), sink_config(topic, table, **{"partition.by": "account"}))
-    produce_values(connect, topic, v1, [Struct(v1).put("id", i).put("account", f"a{i % 3}") for i in range(150)])
+    produce_values(
+        connect, topic, v1, [Struct(v1).put("id", i).put("account", f"a{i % 3}") for i in range(150)]
+    )
     wait_rows(connect, spark, table, 150)
     produce_values(
-        connect, topic, v2, [Struct(v2).put("id", i).put("account", f"a{i % 3}").put("note", f"n{i}") for i in range(150, 300)]
+        connect,
+        topic,
+        v2,
+        [Struct(v2).put("id", i).put("account", f"a{i % 3}").put("note", f"n{i}") for i in range(150, 300)],
     )
     df = wait_rows(connect, spark, table, 300)
     assert df.count() == 300
@@ -205,7 +231,12 @@ def test_partitioning_and_schema_evolution(connect: EmbeddedConnect, spark: Spar
     assert all(rows[i]["note"] is None for i in range(150))
     assert all(rows[i]["note"] == f"n{i}" and rows[i]["account"] == f"a{i % 3}" for i in range(150, 300))
     # Every data file carries its partition's offset range in its name.
-    names = [f for d in ("account=a0", "account=a1", "account=a2") for f in os.listdir(table / d) if f.startswith("part-")]
+    names = [
+        f
+        for d in ("account=a0", "account=a1", "account=a2")
+        for f in os.listdir(table / d)
+        if f.startswith("part-")
+    ]
     assert names and all(f.startswith(f"part-{topic}+0+") and f.endswith(".parquet") for f in names)
 
 
@@ -215,7 +246,11 @@ def test_schemaless_json_with_declared_schema_and_with_inference(
     declared_topic, inferred_topic = unique("declared"), unique("inferred")
     declared, inferred = tmp_path / "declared", tmp_path / "inferred"
     for topic, table, extra in (
-        (declared_topic, declared, {"value.schema": "id BIGINT, amount DECIMAL(10,2), at TIMESTAMP, who STRING"}),
+        (
+            declared_topic,
+            declared,
+            {"value.schema": "id BIGINT, amount DECIMAL(10,2), at TIMESTAMP, who STRING"},
+        ),
         (inferred_topic, inferred, {}),
     ):
         connect.create_connector(
@@ -224,7 +259,12 @@ def test_schemaless_json_with_declared_schema_and_with_inference(
         connect.produce(
             topic,
             [
-                (None, orjson.dumps({"id": i, "amount": f"{i}.25", "at": "2024-05-01T10:00:00Z", "who": f"u{i}"}))
+                (
+                    None,
+                    orjson.dumps(
+                        {"id": i, "amount": f"{i}.25", "at": "2024-05-01T10:00:00Z", "who": f"u{i}"}
+                    ),
+                )
                 for i in range(120)
             ],
         )
@@ -249,8 +289,12 @@ def test_schemaless_json_with_declared_schema_and_with_inference(
 def test_kafka_coordinates_columns(connect: EmbeddedConnect, spark: SparkSession, tmp_path: Path) -> None:
     topic, table = unique("coords"), tmp_path / "coords"
     connect.request("POST", "/connectors", None)  # the REST API answers errors; the worker keeps serving
-    connect.create_connector(unique("spark"), sink_config(topic, table, **{"include.kafka.coordinates": "true"}))
-    produce_values(connect, topic, Schema.STRING_SCHEMA, [f"v{i}" for i in range(20)], keys=[f"k{i}" for i in range(20)])
+    connect.create_connector(
+        unique("spark"), sink_config(topic, table, **{"include.kafka.coordinates": "true"})
+    )
+    produce_values(
+        connect, topic, Schema.STRING_SCHEMA, [f"v{i}" for i in range(20)], keys=[f"k{i}" for i in range(20)]
+    )
     df = wait_rows(connect, spark, table, 20)
     assert df.columns == ["value", "_topic", "_partition", "_offset", "_timestamp", "_key"]
     rows = sorted(df.collect(), key=lambda r: r["_offset"])
@@ -314,9 +358,19 @@ def test_catalog_table(connect: EmbeddedConnect, spark: SparkSession, tmp_path: 
     config = sink_config(topic, tmp_path, **{"table.name": name, "partition.by": "region"})
     del config["table.path"]
     connect.create_connector(unique("spark"), config)
-    produce_values(connect, topic, v1, [Struct(v1).put("id", i).put("region", "eu" if i % 2 else "us") for i in range(50)])
-    connect.wait_for(lambda: spark.catalog.tableExists(name) and spark.table(name).count() == 50, what="50 rows in the table")
-    assert spark.sql(f"SELECT region, count(*) AS n FROM {name} GROUP BY region ORDER BY region").collect() == [
+    produce_values(
+        connect,
+        topic,
+        v1,
+        [Struct(v1).put("id", i).put("region", "eu" if i % 2 else "us") for i in range(50)],
+    )
+    connect.wait_for(
+        lambda: spark.catalog.tableExists(name) and spark.table(name).count() == 50,
+        what="50 rows in the table",
+    )
+    assert spark.sql(
+        f"SELECT region, count(*) AS n FROM {name} GROUP BY region ORDER BY region"
+    ).collect() == [
         ("eu", 25),
         ("us", 25),
     ]

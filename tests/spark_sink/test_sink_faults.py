@@ -45,7 +45,9 @@ def test_a_failed_write_is_retried_and_then_lands_once(
     connect: EmbeddedConnect, spark: SparkSession, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     topic, table, name = unique("retry"), tmp_path / "retry", unique("spark")
-    connect.create_connector(name, sink_config(topic, table, **{"max.retries": "50", "retry.backoff.ms": "100"}))
+    connect.create_connector(
+        name, sink_config(topic, table, **{"max.retries": "50", "retry.backoff.ms": "100"})
+    )
     produce_values(connect, topic, Schema.INT64_SCHEMA, list(range(100)))
     wait_rows(connect, spark, table, 100)
     blocker = block_staging(table, name)
@@ -62,7 +64,9 @@ def test_a_write_failing_for_good_fails_the_task_and_a_restart_loses_nothing(
     connect: EmbeddedConnect, spark: SparkSession, tmp_path: Path
 ) -> None:
     topic, table, name = unique("broken"), tmp_path / "broken", unique("spark")
-    connect.create_connector(name, sink_config(topic, table, **{"max.retries": "1", "retry.backoff.ms": "50"}))
+    connect.create_connector(
+        name, sink_config(topic, table, **{"max.retries": "1", "retry.backoff.ms": "50"})
+    )
     produce_values(connect, topic, Schema.INT64_SCHEMA, list(range(100)))
     wait_rows(connect, spark, table, 100)
     blocker = block_staging(table, name)
@@ -87,7 +91,9 @@ def test_a_commit_whose_publish_was_cut_short_is_rolled_forward(
     publish and resumes after the manifest's range."""
     topic, table = unique("rollforward"), tmp_path / "rollforward"
     staged_dir = table / STAGING / "crashed-0" / "batch1"
-    spark.createDataFrame([(i,) for i in range(50)], "value BIGINT").coalesce(1).write.parquet(str(staged_dir))
+    spark.createDataFrame([(i,) for i in range(50)], "value BIGINT").coalesce(1).write.parquet(
+        str(staged_dir)
+    )
     (staged,) = [p for p in os.listdir(staged_dir) if p.startswith("part-")]
     tp = TopicPartition(topic, 0)
     final = f"part-{topic}+0+{0:020d}+{49:020d}-00000.snappy.parquet"
@@ -118,7 +124,7 @@ def test_java_problems_say_what_to_install(monkeypatch: pytest.MonkeyPatch, tmp_
     assert "has no bin/java" in (java_problem() or "")
     old = tmp_path / "old-jdk"
     (old / "bin").mkdir(parents=True)
-    (old / "bin" / "java").write_text('#!/bin/sh\necho \'openjdk version "1.8.0_392"\' >&2\n')
+    (old / "bin" / "java").write_text("#!/bin/sh\necho 'openjdk version \"1.8.0_392\"' >&2\n")
     (old / "bin" / "java").chmod(0o755)
     monkeypatch.setenv("JAVA_HOME", str(old))
     problem = java_problem() or ""

@@ -37,7 +37,9 @@ class Feeder(threading.Thread):
         try:
             for i in range(N):
                 self.producer.produce(
-                    self.topic, key=str(i).encode(), value=orjson.dumps({"id": i, "account": i % 17, "amount": i / 4})
+                    self.topic,
+                    key=str(i).encode(),
+                    value=orjson.dumps({"id": i, "account": i % 17, "amount": i / 4}),
                 )
                 if i % 500 == 499:
                     self.producer.poll(0)
@@ -103,7 +105,9 @@ def test_kill_9_while_writing_then_restart_every_record_exactly_once(tmp_path: P
         feeder.start()
         wait_until(lambda: rows(spark, table) > 0, 120, interval=0.5, message="the first rows")
         for fraction in (0.25, 0.6):
-            wait_until(lambda f=fraction: rows(spark, table) >= N * f, 120, interval=0.2, message=f"{fraction:.0%}")
+            wait_until(
+                lambda f=fraction: rows(spark, table) >= N * f, 120, interval=0.2, message=f"{fraction:.0%}"
+            )
             worker.kill9()
             worker = StandaloneWorkerProcess(*files).start()
         feeder.join(120)
