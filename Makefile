@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := kcat
 
-.PHONY: help install system-deps demo test test-fast lint typecheck bench-broker bench-file bench-transforms bench-failover bench-jdbc broker clean
+.PHONY: help install system-deps demo test test-fast lint typecheck bench-broker bench-file bench-transforms bench-failover bench-jdbc bench-spark broker clean
 
 help:
 	@echo "make demo          a file -> topic -> file pipeline on the embedded broker (Ctrl-C stops it)"
@@ -18,6 +18,7 @@ help:
 	@echo "make bench-transforms  file source with and without a five-SMT chain (prints the ratio)"
 	@echo "make bench-failover  kill -9 and scale-out of a distributed worker fleet (prints times and ratios)"
 	@echo "make bench-jdbc    JDBC query source and PostgreSQL CDC against raw loops (prints ratios, latency)"
+	@echo "make bench-spark   Spark sink against raw PySpark, Spark reader against a raw consumer (prints ratios)"
 	@echo "make lint / make typecheck"
 
 install: $(VENV)/.installed
@@ -28,13 +29,15 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-# Debian packages the tests drive: kcat (a Kafka client this project did not write), and
-# PostgreSQL and MariaDB server binaries for the JDBC tests' throwaway servers (skipped
-# when the binaries are already there, from whatever package).
+# Debian packages the tests drive: kcat (a Kafka client this project did not write),
+# PostgreSQL and MariaDB server binaries for the JDBC tests' throwaway servers, and a Java
+# 17+ runtime for Spark 4 (each skipped when already there, from whatever package).
 system-deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || missing="$$missing postgresql"; \
 	command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] || missing="$$missing mariadb-server"; \
+	java_major=$$( { "$${JAVA_HOME:+$$JAVA_HOME/bin/}java" -version 2>&1 || true; } | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1); \
+	if [ -z "$$java_major" ] || [ "$$java_major" -lt 17 ]; then missing="$$missing openjdk-17-jre-headless"; fi; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
@@ -73,5 +76,8 @@ bench-failover: install
 bench-jdbc: install system-deps
 	$(BIN)/python benchmarks/jdbc_source.py
 
+bench-spark: install system-deps
+	$(BIN)/python benchmarks/spark_sink.py
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info spark-warehouse

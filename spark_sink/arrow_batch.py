@@ -197,16 +197,21 @@ class BatchBuilder:
         self._schema_cache: dict[Schema, tuple[pa.DataType, Converter | None]] = {}
 
     def build(self, records: Sequence[SinkRecord]) -> Batch:
-        ranges: dict[TopicPartition, tuple[int, int]] = {}
+        # Keyed by plain (topic, partition) tuples: equal to TopicPartition, cheaper to make
+        # once per record.
+        ranges: dict[tuple[str, int], tuple[int, int]] = {}
         rejected: list[tuple[SinkRecord, str]] = []
         skipped = 0
         groups: list[tuple[Any, list[SinkRecord]]] = []
         last_key: Any = _NOTHING
         for r in records:
-            tp = TopicPartition(r.topic, r.kafka_partition or 0)
+            tp = (r.topic, r.kafka_partition or 0)
             off = r.kafka_offset
             seen = ranges.get(tp)
-            ranges[tp] = (off, off) if seen is None else (min(seen[0], off), max(seen[1], off))
+            if seen is None:
+                ranges[tp] = (off, off)
+            elif not seen[0] <= off <= seen[1]:
+                ranges[tp] = (min(seen[0], off), max(seen[1], off))
             if r.value is None:
                 if self.null_values == "ignore":
                     skipped += 1
@@ -238,10 +243,14 @@ class BatchBuilder:
             # group, keys of different types would refuse records whose values fit.
             for array, f in zip(*self._coordinates(accepted), strict=True):
                 table = table.append_column(f, array)
-        tps = list(ranges)
-        index = {tp: i for i, tp in enumerate(tps)}
-        row_tps = [index[TopicPartition(r.topic, r.kafka_partition or 0)] for r in accepted]
-        return Batch(table, tps, row_tps, ranges, rejected, skipped, accepted)
+        tps = [TopicPartition(*tp) for tp in ranges]
+        if len(tps) == 1:
+            row_tps = [0] * len(accepted)
+        else:
+            index = {tp: i for i, tp in enumerate(ranges)}
+            row_tps = [index[(r.topic, r.kafka_partition or 0)] for r in accepted]
+        by_tp = {TopicPartition(*tp): bounds for tp, bounds in ranges.items()}
+        return Batch(table, tps, row_tps, by_tp, rejected, skipped, accepted)
 
     # -- groups --------------------------------------------------------------------------
 
@@ -380,6 +389,9 @@ def _no_columns(rows: int) -> pa.Table:
 def _from_dicts(values: list[dict[str, Any]]) -> pa.Table:
     """Schemaless dicts as a table with the keys of all of them (``from_pylist`` takes
     only the first dict's keys and drops the others)."""
+    first = values[0].keys() if values else None
+    if first and all(v.keys() == first for v in values):
+        return pa.Table.from_pylist(values)  # the common case: every dict has the same keys
     names = list(dict.fromkeys(k for v in values for k in v))
     if not names:
         return _no_columns(len(values))
