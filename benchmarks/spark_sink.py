@@ -99,7 +99,9 @@ def run_sink(work: Path, bootstrap: str, topic: str, n: int, flush_size: int) ->
         warm_topic, warm_table = topic + "-warmup", work / "warmup"
         create_topic(bootstrap, warm_topic)
         produce(bootstrap, warm_topic, 2000)
-        r = httpx.put(f"{worker.url}/connectors/warmup/config", json=sink_config(warm_topic, warm_table, 1000))
+        r = httpx.put(
+            f"{worker.url}/connectors/warmup/config", json=sink_config(warm_topic, warm_table, 1000)
+        )
         r.raise_for_status()
         wait_for(lambda: committed(warm_table) >= 2000, 180)
         table = work / "table"
