@@ -282,7 +282,9 @@ GROUP BY account_id ORDER BY account_id
 
 def _lake_states(lake: Path) -> set[tuple[int, str]]:
     """(id, status) of every change in the Spark table, through the worker's SparkSession."""
-    if not lake.exists():
+    if not any((lake / "_sluiceway" / "commits").glob("*/*.json")):
+        # Nothing committed yet: the sink may not have started its SparkSession, and asking
+        # for one here would start a default one that the sink would then have to share.
         return set()
     from pyspark.sql import SparkSession
 
