@@ -381,7 +381,7 @@ async def run(data_dir: Path, exit_when_done: bool, console: Console) -> int:
                     break
                 if done and not exit_when_done and time.monotonic() - started > 5:
                     break
-                if time.monotonic() - started > 180:
+                if time.monotonic() - started > 300:
                     break
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), 0.25)

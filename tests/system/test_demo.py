@@ -23,7 +23,7 @@ def test_the_demo_runs_both_pipelines_to_the_end(tmp_path: Path) -> None:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=420,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert (tmp_path / "orders-out.txt").read_bytes() == (
