@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, Literal
 
 from connect.api import Boolean, CommaList, ConfigIssue, ConnectorConfig, Field, importance
@@ -18,26 +19,16 @@ SPARK = "Spark"
 TABLE = "Table"
 WRITES = "Writes"
 
-#: Formats whose files are plain data files: the sink publishes them itself, exactly once.
-FILE_FORMATS = frozenset({"parquet", "orc", "json", "csv", "avro", "text"})
 #: Formats that keep their own transaction log: written through their own writer.
 TABLE_FORMATS = frozenset({"delta", "iceberg", "hudi"})
-#: Names of the Kafka coordinate columns ``include.kafka.coordinates`` adds.
-COORDINATE_COLUMNS = ("_topic", "_partition", "_offset", "_timestamp", "_key")
 _CONF_PREFIX = "spark.conf."
 _COLUMN = re.compile(r"^[^,\s`]+$")
 
 
-def _spark(level: Literal["HIGH", "MEDIUM", "LOW"], **kw: Any) -> dict[str, Any]:
-    return importance(level, group=SPARK, **kw)
-
-
-def _table(level: Literal["HIGH", "MEDIUM", "LOW"], **kw: Any) -> dict[str, Any]:
-    return importance(level, group=TABLE, **kw)
-
-
-def _writes(level: Literal["HIGH", "MEDIUM", "LOW"], **kw: Any) -> dict[str, Any]:
-    return importance(level, group=WRITES, **kw)
+# Each key's Kafka metadata, by the group it is listed under.
+_spark = partial(importance, group=SPARK)
+_table = partial(importance, group=TABLE)
+_writes = partial(importance, group=WRITES)
 
 
 class SparkSinkConfig(ConnectorConfig):

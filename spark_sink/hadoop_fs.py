@@ -40,7 +40,6 @@ class HadoopFs:
     def __init__(self, spark: SparkSession, root: str) -> None:
         jvm: Any = spark._jvm
         self._Path = jvm.org.apache.hadoop.fs.Path
-        self._FileNotFound = "java.io.FileNotFoundException"
         raw = self._Path(root)
         self._fs = raw.getFileSystem(spark._jsc.hadoopConfiguration())
         self._root = self._fs.makeQualified(raw)
@@ -86,7 +85,7 @@ class HadoopFs:
         try:
             return bool(self._fs.rename(self._p(src), target))
         except Exception as exc:  # py4j wraps FileNotFoundException of a vanished source
-            if self._FileNotFound in str(exc):
+            if "java.io.FileNotFoundException" in str(exc):
                 return False
             raise
 

@@ -142,11 +142,10 @@ class TableWriter:
         incoming = batch.table.schema
         before = self.schemas.schema
         if batch.table.num_columns:
-            merged, _ = merge_schemas(before, incoming, allow_new=evolve or before is None)
-            if before is None or not merged.equals(before):
-                self.schemas.evolve(
-                    lambda current: merge_schemas(current, incoming, allow_new=evolve or current is None)[0]
-                )
+            # Stores a new version only when the batch changes the schema.
+            self.schemas.evolve(
+                lambda current: merge_schemas(current, incoming, allow_new=evolve or current is None)[0]
+            )
         target = self.schemas.schema
         refused: list[tuple[SinkRecord, str]] = []
         if target is None or batch.table.num_rows == 0:
