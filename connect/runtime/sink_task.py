@@ -194,7 +194,10 @@ class WorkerSinkTask(WorkerTask):
         self.current_offsets: dict[TopicPartition, int] = {}  # next offset to read, per partition put so far
         self.last_committed: dict[TopicPartition, int] = {}
         self._retry_batch: list[SinkRecord] | None = None
+        self._retry_offsets: dict[TopicPartition, int] = {}
         self._retry_at = 0.0
+        # Next offsets of the batch being converted; they become current once put() takes it.
+        self._batch_offsets: dict[TopicPartition, int] = {}
         self._consumer_paused: set[TopicPartition] = set()
         self._batch: list[Message] = []
         self._batch_index: dict[tuple[Any, Any, Any], Message] | None = None
@@ -261,7 +264,7 @@ class WorkerSinkTask(WorkerTask):
             self._apply_rewinds()
             if self._retry_batch is not None and time.monotonic() >= self._retry_at:
                 batch, self._retry_batch = self._retry_batch, None
-                self._deliver(batch)
+                self._deliver(batch, self._retry_offsets)
                 continue
             timeout = (
                 _POLL_S
@@ -272,10 +275,11 @@ class WorkerSinkTask(WorkerTask):
             if messages and self._consumer_paused:
                 messages = self._hold_back(messages)
             records = self._convert_all(messages) if messages else []
-            if records or self.assigned:
+            offsets, self._batch_offsets = self._batch_offsets, {}
+            if records or offsets or self.assigned:
                 # put() runs after every poll, with an empty batch when nothing came, as in
                 # Kafka: sinks that flush on time (rotation, flush intervals) rely on the call.
-                self._deliver(records)
+                self._deliver(records, offsets)
             if self.context.commit_requested or time.monotonic() - self._last_commit >= self.flush_interval_s:
                 self.context.commit_requested = False
                 self._commit(list(self.assigned))
@@ -312,7 +316,9 @@ class WorkerSinkTask(WorkerTask):
             self.consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, off))
         return kept
 
-    def _deliver(self, records: list[SinkRecord]) -> None:
+    def _deliver(self, records: list[SinkRecord], offsets: dict[TopicPartition, int]) -> None:
+        """``put`` a batch; ``offsets`` (next offset per partition it covers) become current
+        only once ``put`` has taken it, so a commit never passes a batch awaiting a retry."""
         started = time.perf_counter()
         try:
             self.task.put(records)
@@ -320,9 +326,13 @@ class WorkerSinkTask(WorkerTask):
             wait_ms = self.context.timeout_ms or (exc.retry_after * 1000 if exc.retry_after else 0)
             log.warning("%s: put() asked for a retry in %d ms: %s", self.id, wait_ms, exc)
             self._retry_batch = records
+            self._retry_offsets = offsets
             self._retry_at = time.monotonic() + wait_ms / 1000
             self.apply_pauses()
             return
+        for tp, offset in offsets.items():
+            if tp in self.assigned:
+                self.current_offsets[tp] = offset
         if records:
             self.metrics.batch_count += 1
             self.metrics.batch_time_total_ms += (time.perf_counter() - started) * 1000
@@ -434,7 +444,7 @@ class WorkerSinkTask(WorkerTask):
         if cur_topic is not None:
             offsets[(cur_topic, cur_partition)] = cur_next
         for (topic, partition), next_offset in offsets.items():
-            self.current_offsets[TopicPartition(topic, partition)] = next_offset
+            self._batch_offsets[TopicPartition(topic, partition)] = next_offset
         return out
 
     def _warn_once(self, err: KafkaError) -> None:
@@ -502,6 +512,7 @@ class WorkerSinkTask(WorkerTask):
             self.consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
             self.current_offsets[tp] = offset
         self._retry_batch = None  # a rewind replaces whatever was waiting
+        self._retry_offsets = {}
 
     # -- rebalances -------------------------------------------------------------------
 
@@ -539,6 +550,7 @@ class WorkerSinkTask(WorkerTask):
             return
         if self._retry_batch is not None:
             self._retry_batch = [r for r in self._retry_batch if r.topic_partition not in gone] or None
+            self._retry_offsets = {tp: o for tp, o in self._retry_offsets.items() if tp not in gone}
         try:
             if not self.failed:
                 self._commit(gone, final=True)

@@ -194,6 +194,37 @@ def test_sink_retries_retriable_put_with_the_same_batch(connect: EmbeddedConnect
     assert [e for e in plugins.EVENTS[name] if e.startswith("retriable")] == ["retriable 10", "retriable 10"]
 
 
+def test_sink_commits_nothing_of_a_batch_waiting_for_a_retry(connect: EmbeddedConnect) -> None:
+    """A batch put() has refused with RetriableException is not delivered: periodic commits
+    (every 500 ms here) must not pass it, or a crash would lose it."""
+    name, topic = unique("retry-commit"), unique()
+    connect.produce(topic, [(None, f"q{i}") for i in range(4)])
+    connect.create_connector(
+        name,
+        {
+            "connector.class": P + "RecordingSinkConnector",
+            "topics": topic,
+            "retriable.failures": "12",
+            "retry.timeout.ms": "200",
+        },
+    )
+    connect.wait_for(
+        lambda: sum(e.startswith("retriable") for e in plugins.EVENTS[name]) >= 8, 20, "several retries"
+    )
+    # Several commit intervals have passed while the batch waited: nothing is committed.
+    offsets = connect.request("GET", f"/connectors/{name}/offsets").json()["offsets"]
+    assert offsets == []
+    connect.wait_for(lambda: len(plugins.PUT[name]) == 4, 20, "the batch delivered at last")
+    connect.wait_for(
+        lambda: (
+            connect.request("GET", f"/connectors/{name}/offsets").json()["offsets"]
+            == [{"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 4}}]
+        ),
+        15,
+        "offset 4 committed once delivered",
+    )
+
+
 def test_sink_rewind_replays_from_the_requested_offset(connect: EmbeddedConnect) -> None:
     name, topic = unique("rewind"), unique()
     connect.produce(topic, [(None, f"w{i}") for i in range(5)])
