@@ -147,9 +147,9 @@ class _ErrantRecordReporter(ErrantRecordReporter):
         return done
 
     def await_outstanding(self) -> None:
-        for f in self.outstanding:
-            f.result()
-        self.outstanding.clear()
+        # Sinks may report from their own threads while this runs: take futures one by one.
+        while self.outstanding:
+            self.outstanding.pop(0).result()
 
 
 class WorkerSinkTask(WorkerTask):
@@ -472,15 +472,41 @@ class WorkerSinkTask(WorkerTask):
         return self.operator.execute(stage, _name(converter), fn, first_error=error, consumed=_raw(msg))
 
     def raw_of(self, record: SinkRecord) -> RawRecord | None:
-        """The consumed message a record of the current batch came from (errant record reporting)."""
-        if self._batch_index is None:
-            self._batch_index = {
-                (m.topic(), m.partition(), m.offset()): m for m in self._batch if m.error() is None
-            }
-        msg = self._batch_index.get(
+        """The consumed message a record came from (errant record reporting): the message
+        itself while its batch is current, else the record serialized again with the task's
+        converters, as Kafka does for records a sink reports later (asynchronous writers)."""
+        batch, index = self._batch, self._batch_index
+        if index is None:
+            index = {(m.topic(), m.partition(), m.offset()): m for m in batch if m.error() is None}
+            if self._batch is batch:  # a writer thread may report while the next batch arrives
+                self._batch_index = index
+        msg = index.get(
             (record.original_topic, record.original_kafka_partition, record.original_kafka_offset)
         )
-        return _raw(msg) if msg is not None else None
+        if msg is not None:
+            return _raw(msg)
+        topic = record.original_topic
+        try:
+            key = self.key_converter.from_connect_data(topic, record.key_schema, record.key)
+            value = self.value_converter.from_connect_data(topic, record.value_schema, record.value)
+            headers = tuple(
+                (h.key, self.header_converter.from_connect_header(topic, h.key, h.schema, h.value))
+                for h in (record.headers if record.has_headers else ())
+            )
+        except Exception:
+            log.warning(
+                "%s: cannot serialize %s again for the dead letter queue", self.id, record, exc_info=True
+            )
+            return None
+        return RawRecord(
+            topic,
+            record.original_kafka_partition or 0,
+            record.original_kafka_offset,
+            record.timestamp,
+            key,
+            value,
+            headers,
+        )
 
     # -- pausing and rewinding --------------------------------------------------------
 

@@ -76,6 +76,9 @@ class RecordingSinkTask(SinkTask):
         self.fail_after = int(props.get("fail.after", "-1"))
         self.rewind_once = props.get("rewind.once") == "true"
         self.report_values = set(filter(None, props.get("report.values", "").split(",")))
+        # Report bad records only at the next put(), as asynchronous writers do.
+        self.report_late = props.get("report.late") == "true"
+        self.late: list[SinkRecord] = []
         self.timeout_ms = int(props.get("retry.timeout.ms", "100"))
         self.seen = 0
         event(self.name, "start")
@@ -89,6 +92,11 @@ class RecordingSinkTask(SinkTask):
     def put(self, records: Collection[SinkRecord]) -> None:
         if not records:
             return
+        late, self.late = self.late, []
+        for r in late:  # reported once a newer batch has replaced theirs
+            reporter = self.context.errant_record_reporter()
+            assert reporter is not None
+            reporter.report(r, ValueError(f"cannot handle {r.value!r}"))
         if self.retriable_left > 0:
             self.retriable_left -= 1
             event(self.name, f"retriable {len(records)}")
@@ -104,7 +112,10 @@ class RecordingSinkTask(SinkTask):
         kept = []
         for r in records:
             if isinstance(r.value, str) and r.value in self.report_values and reporter is not None:
-                reporter.report(r, ValueError(f"cannot handle {r.value!r}"))
+                if self.report_late:
+                    self.late.append(r)
+                else:
+                    reporter.report(r, ValueError(f"cannot handle {r.value!r}"))
             else:
                 kept.append(r)
         with _lock:

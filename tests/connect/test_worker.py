@@ -332,6 +332,34 @@ def test_errant_record_reporter_sends_records_to_the_dlq(connect: EmbeddedConnec
     assert b"cannot handle" in dict(reported.headers())["__connect.errors.exception.message"]
 
 
+def test_a_record_reported_after_its_batch_reaches_the_dlq_as_consumed(connect: EmbeddedConnect) -> None:
+    """Asynchronous sinks report records later, when the batch they came in is gone: the
+    worker serializes them again with the task's converters (as Kafka does)."""
+    name, topic, dlq = unique("late"), unique(), unique("dlq")
+    connect.produce(topic, [("k1", "ok-1"), ("k2", "bad")], headers=[("trace", b"t-1")])
+    connect.create_connector(
+        name,
+        {
+            "connector.class": P + "RecordingSinkConnector",
+            "topics": topic,
+            "report.values": "bad",
+            "report.late": "true",
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.topic.name": dlq,
+            "errors.deadletterqueue.topic.replication.factor": "1",
+            "errors.deadletterqueue.context.headers.enable": "true",
+        },
+    )
+    connect.wait_for(lambda: sink_values(name) == ["ok-1"], 20, "the first batch")
+    connect.produce(topic, [("k3", "ok-2")])  # a new batch: the sink reports "bad" now
+    [reported] = connect.consume(dlq, 1)
+    assert (reported.key(), reported.value()) == (b"k2", b"bad")
+    headers = dict(reported.headers())
+    assert headers["trace"] == b"t-1"
+    assert headers["__connect.errors.topic"] == topic.encode()
+    assert headers["__connect.errors.offset"] == b"1"
+
+
 def test_transforms_with_predicates_and_functions(connect: EmbeddedConnect) -> None:
     name, topic = unique("smt"), "shop-" + unique("orders")
     connect.create_connector(
