@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 
-def _docker_or_skip() -> None:
+def docker_or_skip() -> None:
     try:
         import docker
 
@@ -23,7 +23,7 @@ def _docker_or_skip() -> None:
 @pytest.fixture(scope="session")
 def kafka_bootstrap() -> Iterator[str]:
     """Apache Kafka (Confluent's cp-kafka image) on a mapped port."""
-    _docker_or_skip()
+    docker_or_skip()
     from testcontainers.kafka import KafkaContainer
 
     with KafkaContainer("confluentinc/cp-kafka:7.6.0") as kafka:

@@ -1,0 +1,1 @@
+"""The Elasticsearch sink: pure parts, then the task against the contract server."""
