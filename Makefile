@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := kcat
 
-.PHONY: help install system-deps demo test test-fast lint typecheck bench-broker bench-file bench-transforms bench-failover bench-jdbc bench-spark broker clean
+.PHONY: help install system-deps demo test test-fast lint typecheck bench-broker bench-file bench-transforms bench-failover bench-jdbc bench-spark bench-elasticsearch broker clean
 
 help:
 	@echo "make demo          a file -> topic -> file pipeline on the embedded broker (Ctrl-C stops it)"
@@ -19,6 +19,7 @@ help:
 	@echo "make bench-failover  kill -9 and scale-out of a distributed worker fleet (prints times and ratios)"
 	@echo "make bench-jdbc    JDBC query source and PostgreSQL CDC against raw loops (prints ratios, latency)"
 	@echo "make bench-spark   Spark sink against raw PySpark, Spark reader against a raw consumer (prints ratios)"
+	@echo "make bench-elasticsearch  Elasticsearch sink against the client's helpers.bulk (prints the ratio)"
 	@echo "make lint / make typecheck"
 
 install: $(VENV)/.installed
@@ -78,6 +79,9 @@ bench-jdbc: install system-deps
 
 bench-spark: install system-deps
 	$(BIN)/python benchmarks/spark_sink.py
+
+bench-elasticsearch: install
+	$(BIN)/python benchmarks/elasticsearch_sink.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info spark-warehouse
