@@ -46,11 +46,11 @@ class _Item:
 
     __slots__ = ("action", "entry", "lines", "record")
 
-    def __init__(self, action: Action, record: SinkRecord, entry: Pending) -> None:
+    def __init__(self, action: Action, record: SinkRecord) -> None:
         self.action = action
         self.record = record
-        self.entry = entry
         self.lines = action.lines()
+        self.entry: Pending
 
 
 class ElasticsearchSinkTask(SinkTask):
@@ -83,8 +83,7 @@ class ElasticsearchSinkTask(SinkTask):
         if records:
             self._ensure_indices(records)
             self.index_attempts = 0
-            for record in records:
-                self._add(record)
+            self._add(records)
         self._apply_backpressure()
 
     def _ensure_indices(self, records: Collection[SinkRecord]) -> None:
@@ -114,27 +113,36 @@ class ElasticsearchSinkTask(SinkTask):
             self.context.timeout(int(wait * 1000))
             raise RetriableException(str(exc), retry_after=wait) from None
 
-    def _add(self, record: SinkRecord) -> None:
-        tp = TopicPartition(record.original_topic, record.original_kafka_partition or 0)
-        try:
-            action = self.documents.build(record)
-        except DataException as exc:
-            self._invalid(record, exc)
-            return
+    def _add(self, records: Collection[SinkRecord]) -> None:
+        # Documents are built outside the lock (the bulk threads need it meanwhile); the
+        # tracker and the open batch take the whole put() under it at once.
+        built: list[tuple[SinkRecord, _Item | None]] = []
+        for record in records:
+            try:
+                action = self.documents.build(record)
+            except DataException as exc:
+                self._invalid(record, exc)
+                continue
+            built.append((record, _Item(action, record) if action is not None else None))
+        batch_size, limit = self.config.batch_size, self.config.bulk_size_bytes
         with self.lock:
-            entry = self.tracker.add(tp, record.original_kafka_offset)
-            if action is None:  # a deliberately skipped tombstone
-                self.tracker.done(entry)
-                return
-            item = _Item(action, record, entry)
-            if not self.batch:
-                self.batch_since = time.monotonic()
-                self.lock.notify()
-            self.batch.append(item)
-            self.batch_bytes += action.size()
-            limit = self.config.bulk_size_bytes
-            if len(self.batch) >= self.config.batch_size or (limit > 0 and self.batch_bytes >= limit):
-                self._send_batch()
+            add = self.tracker.add
+            for record, item in built:
+                entry = add(
+                    TopicPartition(record.original_topic, record.original_kafka_partition or 0),
+                    record.original_kafka_offset,
+                )
+                if item is None:  # a deliberately skipped tombstone
+                    self.tracker.done(entry)
+                    continue
+                item.entry = entry
+                if not self.batch:
+                    self.batch_since = time.monotonic()
+                    self.lock.notify()
+                self.batch.append(item)
+                self.batch_bytes += item.action.size()
+                if len(self.batch) >= batch_size or (limit > 0 and self.batch_bytes >= limit):
+                    self._send_batch()
 
     def _invalid(self, record: SinkRecord, exc: DataException) -> None:
         if self.config.drop_invalid_message:
@@ -261,12 +269,13 @@ class ElasticsearchSinkTask(SinkTask):
                     f"with {len(answers)} items"
                 )
             retry: list[_Item] = []
+            done: list[_Item] = []
             reason = ""
             for item, answer in zip(items, answers, strict=True):
                 action = item.action
                 outcome, why = classify(action.op, action.version is not None, answer)
                 if outcome is Outcome.DONE:
-                    self._done(item)
+                    done.append(item)
                 elif outcome is Outcome.RETRY:
                     retry.append(item)
                     reason = why
@@ -277,6 +286,7 @@ class ElasticsearchSinkTask(SinkTask):
                         f"Elasticsearch refused record {describe(item.record)} "
                         f"({action.op} in {action.index}): {why}"
                     )
+            self._done(done)
             if retry:
                 if attempt >= config.max_retries:
                     raise ConnectException(
@@ -316,11 +326,12 @@ class ElasticsearchSinkTask(SinkTask):
                 f"{message}. Set behavior.on.malformed.documents=ignore or warn to skip such documents, "
                 "or errors.tolerance=all to send them to the dead letter queue"
             )
-        self._done(item)
+        self._done([item])
 
-    def _done(self, item: _Item) -> None:
+    def _done(self, items: list[_Item]) -> None:
         with self.lock:
-            self.tracker.done(item.entry)
+            for item in items:
+                self.tracker.done(item.entry)
             if not self.tracker.unacked:
                 self.lock.notify_all()
 

@@ -19,6 +19,7 @@ from connect.testing import EmbeddedConnect
 from tests.connectors.elasticsearch.test_sink import (  # noqa: F401 - collected here, against the container
     test_a_malformed_document_fails_the_task_by_default_and_warn_skips_it,
     test_a_topic_router_picks_the_index,
+    test_an_index_that_cannot_be_created_yet_makes_put_retriable,
     test_an_unreachable_cluster_keeps_the_task_retrying_and_commits_nothing_it_did_not_ack,
     test_data_stream,
     test_keys_as_ids_with_external_versions_keep_the_newest_value,

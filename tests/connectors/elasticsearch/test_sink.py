@@ -326,6 +326,24 @@ def test_an_unreachable_cluster_keeps_the_task_retrying_and_commits_nothing_it_d
     assert len(es.documents(topic)) == 50
 
 
+def test_an_index_that_cannot_be_created_yet_makes_put_retriable(
+    connect: EmbeddedConnect, es: ElasticsearchContractServer
+) -> None:
+    """The first records of a topic need their index: with the cluster away, put() asks to be
+    retried (RetriableException), holding nothing half-done, until the cluster returns."""
+    topic, name = unique("later"), unique("es")
+    connect.create_connector(name, sink_config(es, topic, **{"max.retries": "40", "retry.backoff.ms": "100"}))
+    connect.wait_for_running(name)
+    es.stop()
+    connect.produce(topic, [(None, tweet(i)) for i in range(10)])
+    time.sleep(1.5)
+    assert connect.status(name)["tasks"][0]["state"] == "RUNNING"
+    assert committed(connect, name) is None
+    es.start()
+    connect.wait_for(lambda: committed(connect, name) == 10, 60, "all ten once the index could be made")
+    assert len(es.documents(topic)) == 10
+
+
 def test_retries_spent_fail_the_task_saying_why(
     connect: EmbeddedConnect, es: ElasticsearchContractServer
 ) -> None:
