@@ -160,7 +160,8 @@ class ElasticsearchSinkConfig(ConnectorConfig):
     key_ignore: Boolean = Field(
         False,
         alias="key.ignore",
-        description="Use topic+partition+offset as the document id instead of the record key.",
+        description="Use topic+partition+offset as the document id instead of the record key (always "
+        "so for data streams, whose documents are events that are never updated).",
         json_schema_extra=_conversion("HIGH", kafka_type="BOOLEAN"),
     )
     topic_key_ignore: CommaList = Field(

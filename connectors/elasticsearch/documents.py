@@ -101,7 +101,9 @@ class DocumentBuilder:
     def build(self, record: SinkRecord) -> Action | None:
         c = self.config
         index = self.index_for(record.topic)
-        keyed = not c.ignores_key(record.topic)
+        # Data streams hold events, never updated: a key as id would drop every later record
+        # with that key as a duplicate, so their ids are always topic+partition+offset.
+        keyed = not c.ignores_key(record.topic) and not c.is_data_stream
         doc_id = (
             self._doc_id(record)
             if keyed

@@ -205,7 +205,7 @@ def test_schemaless_values_json_text_and_refusals() -> None:
 
 
 def test_data_streams_create_with_a_timestamp() -> None:
-    b = builder(**{"data.stream.type": "logs", "data.stream.dataset": "tweets", "key.ignore": "true"})
+    b = builder(**{"data.stream.type": "logs", "data.stream.dataset": "tweets"})  # keys are not ids here
     action = b.build(record({"text": "hi", "@timestamp": "ignored unless listed"}))
     head, doc = lines(action)
     assert head == {"create": {"_index": "logs-tweets-tweets", "_id": "Tweets+2+41"}}

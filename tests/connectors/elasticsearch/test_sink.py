@@ -212,6 +212,7 @@ def test_a_topic_router_picks_the_index(connect: EmbeddedConnect, es: Elasticsea
                 "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
                 "transforms.route.regex": "raw-(.*)",
                 "transforms.route.replacement": "Clicks-Index-$1",
+                "connection.compression": "true",  # gzip bodies, which Elasticsearch accepts
             },
         ),
     )
