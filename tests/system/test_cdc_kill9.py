@@ -1,7 +1,14 @@
 """The PostgreSQL CDC connector in a standalone worker process, killed with SIGKILL mid-stream
 under a steady write load and restarted: every change arrives, and what arrives twice is only
 what had been sent but not yet acknowledged (the restarted worker resumes exactly after the
-offset the dead one had stored)."""
+offset the dead ones had stored).
+
+Each worker marks its records with a header naming it (an InsertHeader transform), so the
+test knows which worker sent what without relying on timestamps. The offset a worker starts
+from is the one in the offsets file when the worker before it died: usually stored by that
+worker, but one killed before its first offset flush (it caught up a backlog in a burst)
+stored nothing, and the next worker resumes from an older worker's offset and sends again
+everything after it, from both dead workers."""
 
 from __future__ import annotations
 
@@ -21,6 +28,7 @@ from tests.support import BrokerProcess, StandaloneWorkerProcess, free_port, uni
 pytestmark = pytest.mark.slow
 
 TOPIC = "load.public.load"
+WORKER_HEADER = "sluiceway.test.worker"
 
 
 class Writer(threading.Thread):
@@ -47,7 +55,7 @@ class Writer(threading.Thread):
 
 
 class Topic:
-    """Everything on the topic, read as it arrives: (Kafka timestamp ms, value payload)."""
+    """Everything on the topic, read as it arrives: (the worker that sent it, value payload)."""
 
     def __init__(self, bootstrap: str) -> None:
         self.consumer = Consumer(
@@ -59,18 +67,22 @@ class Topic:
     def read(self) -> int:
         for m in self.consumer.consume(1000, 0.2):
             if m.error() is None and m.value() is not None:
-                self.events.append((m.timestamp()[1], json.loads(m.value())))
+                worker = dict(m.headers() or ())[WORKER_HEADER]
+                self.events.append((int(worker), json.loads(m.value())))
         return len(self.events)
 
     def ids(self) -> list[int]:
         return [v["after"]["id"] for _, v in self.events if v["op"] in ("c", "r")]
 
 
-def stored_offset(path: Path) -> dict[str, Any]:
-    """The offset the standalone worker last stored for the connector (its offsets file)."""
+def stored_offset(path: Path) -> dict[str, Any] | None:
+    """The offset the standalone workers last stored for the connector (their offsets file,
+    replaced atomically), None before the first."""
+    if not path.exists():
+        return None
     data = json.loads(path.read_text())
-    (value,) = [json.loads(v) for k, v in data.items() if json.loads(k)[0] == "cdc"]
-    return dict(value)
+    values = [json.loads(v) for k, v in data.items() if json.loads(k)[0] == "cdc"]
+    return dict(values[0]) if values else None
 
 
 def test_kill_9_mid_stream_loses_no_change_and_repeats_only_the_unacknowledged(tmp_path: Path) -> None:
@@ -83,22 +95,24 @@ def test_kill_9_mid_stream_loses_no_change_and_repeats_only_the_unacknowledged(t
     server.execute("CREATE DATABASE loaddb")
     server.execute("CREATE TABLE load (id bigint PRIMARY KEY, payload text)", "loaddb")
     offsets = tmp_path / "offsets.json"
-    files = [
-        write_props(
-            tmp_path / "worker.properties",
-            {
-                "bootstrap.servers": broker.bootstrap,
-                "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-                "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-                "key.converter.schemas.enable": "false",
-                "value.converter.schemas.enable": "false",
-                "offset.storage.file.filename": str(offsets),
-                "offset.flush.interval.ms": "200",
-                "listeners": f"http://127.0.0.1:{free_port()}",
-            },
-        ),
-        write_props(
-            tmp_path / "cdc.properties",
+    worker_props = write_props(
+        tmp_path / "worker.properties",
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "key.converter.schemas.enable": "false",
+            "value.converter.schemas.enable": "false",
+            "offset.storage.file.filename": str(offsets),
+            "offset.flush.interval.ms": "200",
+            "listeners": f"http://127.0.0.1:{free_port()}",
+        },
+    )
+
+    def start_worker(number: int) -> StandaloneWorkerProcess:
+        """Worker ``number`` (0 first), its records marked with a header saying so."""
+        cdc_props = write_props(
+            tmp_path / f"cdc-{number}.properties",
             {
                 "name": "cdc",
                 "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
@@ -112,12 +126,17 @@ def test_kill_9_mid_stream_loses_no_change_and_repeats_only_the_unacknowledged(t
                 "max.batch.size": "200",
                 "status.update.interval.ms": "1000",
                 "slot.retry.delay.ms": "300",
+                "transforms": "worker",
+                "transforms.worker.type": "org.apache.kafka.connect.transforms.InsertHeader",
+                "transforms.worker.header": WORKER_HEADER,
+                "transforms.worker.value.literal": str(number),
             },
-        ),
-    ]
+        )
+        return StandaloneWorkerProcess(worker_props, cdc_props).start()
+
     writer = Writer(server.dsn("loaddb"))
     topic = Topic(broker.bootstrap)
-    worker = StandaloneWorkerProcess(*files).start()
+    worker = start_worker(0)
     try:
         wait_until(
             lambda: bool(server_rows(server, "SELECT 1 FROM pg_replication_slots WHERE slot_name = 'kill9'")),
@@ -125,14 +144,16 @@ def test_kill_9_mid_stream_loses_no_change_and_repeats_only_the_unacknowledged(t
             message="the replication slot",
         )
         writer.start()
-        resumed: list[tuple[dict[str, Any], int]] = []  # (offset stored at the kill, restart time ms)
-        for target in (2000, 5000):
+        resumed: list[dict[str, Any]] = []  # resumed[n - 1]: the stored offset worker n started from
+        for number, target in enumerate((2000, 5000), start=1):
             wait_until(lambda t=target: topic.read() >= t, 90, message=f"{target} events")
+            # Kill mid-stream, not before any offset was stored (a restart without one snapshots again).
+            wait_until(lambda: stored_offset(offsets) is not None, 30, message="a stored offset")
             worker.kill9()
-            stored = stored_offset(offsets)
-            restarted_at = int(time.time() * 1000)
-            worker = StandaloneWorkerProcess(*files).start()
-            resumed.append((stored, restarted_at))
+            stored = stored_offset(offsets)  # no worker runs: exactly what the next one starts from
+            assert stored is not None
+            resumed.append(stored)
+            worker = start_worker(number)
             seen = len(topic.events)
             wait_until(lambda n=seen: topic.read() > n + 500, 90, message="events after the restart")
         writer.halt.set()
@@ -148,26 +169,39 @@ def test_kill_9_mid_stream_loses_no_change_and_repeats_only_the_unacknowledged(t
         server.remove()
 
     ids = topic.ids()
+    assert len(ids) == len(topic.events)  # inserts only
     assert set(ids) == set(range(1, last + 1))  # nothing lost
     assert list(dict.fromkeys(ids)) == sorted(set(ids))  # first appearances in commit order
-    values = [v for _, v in topic.events]
+    sent: list[list[int]] = [[] for _ in range(len(resumed) + 1)]  # the ids each worker sent, in order
+    for number, value in topic.events:
+        sent[number].append(value["after"]["id"])
+    # Ids follow commit order, so "exactly the changes after X, in order" is a run of consecutive ids.
+    assert sent[0] == list(range(1, len(sent[0]) + 1))
     repeated = 0
-    for stored, restarted_at in resumed:
-        # The dead worker's stored offset names an event; the new worker's first event is the next one,
-        # so what it sends again is exactly what the dead one had sent after that offset.
-        first_new = next(i for i, (ts, _) in enumerate(topic.events) if ts >= restarted_at)
-        at = max(
-            i
-            for i in range(first_new)
-            if values[i]["source"]["lsn"] == stored["lsn"] and values[i]["source"]["txId"] == stored["txId"]
-        )
-        assert values[first_new]["after"] == values[at + 1]["after"], (
+    for number, stored in enumerate(resumed, start=1):
+        before = [v for n, v in topic.events if n < number]
+        # The stored offset names a change Kafka had: offsets never run ahead of the acknowledgements.
+        named = {
+            v["after"]["id"]
+            for v in before
+            if v["source"]["lsn"] == stored["lsn"] and v["source"]["txId"] == stored["txId"]
+        }
+        assert len(named) == 1, (number, stored, named)
+        (acknowledged,) = named
+        # The worker resumes exactly after the stored offset and sends nothing twice itself.
+        mine = sent[number]
+        assert mine == list(range(acknowledged + 1, acknowledged + 1 + len(mine))), (
+            number,
             stored,
-            values[at + 1],
-            values[first_new],
+            acknowledged,
+            mine[:5],
         )
-        assert values[first_new]["source"]["lsn"] == values[at + 1]["source"]["lsn"]
-        repeated += first_new - (at + 1)
+        # So it sends again exactly what the dead workers had sent after the stored offset (as far as
+        # it got itself): the unacknowledged, and none of the acknowledged.
+        earlier = {v["after"]["id"] for v in before}
+        again = [i for i in mine if i in earlier]
+        assert again == sorted(i for i in earlier if acknowledged < i <= acknowledged + len(mine))
+        repeated += len(again)
     assert len(ids) - len(set(ids)) == repeated
 
 
