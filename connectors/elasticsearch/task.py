@@ -39,6 +39,8 @@ from connectors.elasticsearch.offsets import OffsetTracker, Pending
 log = logging.getLogger(__name__)
 
 VERSION = "1.0"
+#: How long put() waits for requests to complete before pausing the partitions.
+_BACKPRESSURE_WAIT_S = 1.0
 
 
 class _Item:
@@ -154,9 +156,19 @@ class ElasticsearchSinkTask(SinkTask):
         reporter.report(record, exc)  # fails the task unless errors.tolerance=all
 
     def _apply_backpressure(self) -> None:
-        with self.lock:
-            outstanding = self.tracker.unacked
         limit = self.config.max_buffered_records
+        with self.lock:
+            if self.tracker.unacked >= limit and not self.paused:
+                # Requests complete every few milliseconds under a steady stream: wait for one
+                # briefly rather than pause, since a paused consumer only resumes after its
+                # next poll times out. A cluster that stays behind gets the partitions paused.
+                self.lock.wait_for(
+                    lambda: (
+                        self.tracker.unacked < limit or self.failure is not None or self.stopping.is_set()
+                    ),
+                    _BACKPRESSURE_WAIT_S,
+                )
+            outstanding = self.tracker.unacked
         if outstanding >= limit and not self.paused:
             partitions = self.context.assignment()
             log.info("%d records await Elasticsearch (max.buffered.records=%d): pausing", outstanding, limit)
@@ -332,8 +344,7 @@ class ElasticsearchSinkTask(SinkTask):
         with self.lock:
             for item in items:
                 self.tracker.done(item.entry)
-            if not self.tracker.unacked:
-                self.lock.notify_all()
+            self.lock.notify_all()  # flush() and the backpressure wait are watching the count
 
     def _fail(self, exc: BaseException) -> None:
         with self.lock:

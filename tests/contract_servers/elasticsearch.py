@@ -3175,6 +3175,16 @@ def _filter_path(value: Any, spec: str) -> Any:
     return value
 
 
+def _matches(key: str, pattern: str) -> bool:
+    # Plain names and "*" need no glob machinery (they are nearly all of them, and a bulk
+    # answer filters thousands of items).
+    if pattern == "*":
+        return True
+    if "*" not in pattern and "?" not in pattern and "[" not in pattern:
+        return key == pattern
+    return fnmatch.fnmatchcase(key, pattern)
+
+
 def _advance(key: str, patterns: list[list[str]]) -> tuple[bool, list[list[str]]]:
     full = False
     rest: list[list[str]] = []
@@ -3184,12 +3194,12 @@ def _advance(key: str, patterns: list[list[str]]) -> tuple[bool, list[list[str]]
             rest.append(pattern)
             if len(pattern) == 1:
                 full = True
-            elif fnmatch.fnmatchcase(key, pattern[1]):
+            elif _matches(key, pattern[1]):
                 if len(pattern) == 2:
                     full = True
                 else:
                     rest.append(pattern[2:])
-        elif fnmatch.fnmatchcase(key, head):
+        elif _matches(key, head):
             if len(pattern) == 1:
                 full = True
             else:
