@@ -30,7 +30,7 @@ from connect.api import (
     Task,
     TopicPartition,
 )
-from spark_sink.arrow_batch import BatchBuilder
+from connect.api.arrow import BatchBuilder
 from spark_sink.config import SparkSinkConfig
 from spark_sink.session import shared_session
 from spark_sink.table_log import FencedException

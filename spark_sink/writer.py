@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from connect.api import ConnectException, SinkRecord
+from connect.api.arrow import Batch, conform_rows, merge_schemas
 from connect.api.records import TopicPartition
-from spark_sink.arrow_batch import Batch, conform_rows, merge_schemas
 from spark_sink.config import SparkSinkConfig
 from spark_sink.hadoop_fs import HadoopFs
 from spark_sink.schema_store import SchemaStore

@@ -1,8 +1,9 @@
-"""Sink records to Arrow tables: the pure half of the Spark sink (no Spark, no I/O).
+"""Sink records as Arrow tables, for sinks that write columns (Spark, Parquet files). Pure:
+no I/O. Needs pyarrow, which ``connect.api`` itself does not import.
 
 Records become columns, not rows: a batch of records sharing a value schema is turned
-around (one list per field) and each list becomes one Arrow array, so Spark receives
-the batch through Arrow with no per-row work on either side of the JVM boundary.
+around (one list per field) and each list becomes one Arrow array, so a Parquet writer or
+Spark (through Arrow) receives the batch with no per-row work on the other side.
 
 Type mapping (Connect → Arrow → Spark):
 

@@ -1,5 +1,5 @@
 """Unit tests of the Spark sink's pure half: Connect schemas and sink records to Arrow
-(``spark_sink.arrow_batch``). No Spark session, no I/O."""
+(``connect.api.arrow``). No Spark session, no I/O."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from connect.api import (
     TopicPartition,
     Type,
 )
-from spark_sink.arrow_batch import (
+from connect.api.arrow import (
     MAX_PRECISION,
     PRECISION_PARAMETER,
     VALUE_COLUMN,
