@@ -13,18 +13,15 @@ success) and can never overwrite a newer one.
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
-import decimal
 import re
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from connect.api import DataException, Schema, SinkRecord, Struct, Type
-from connect.api import Decimal as DecimalType
-from connect.api import Time as TimeType
+from connect.api import DataException, SinkRecord, Struct, Type
+from connect.api.json_values import JsonValues
 from connectors.elasticsearch.config import ElasticsearchSinkConfig
 
 #: Characters an index name may not hold (Elasticsearch's rules), replaced by ``_``.
@@ -84,6 +81,8 @@ class DocumentBuilder:
     def __init__(self, config: ElasticsearchSinkConfig) -> None:
         self.config = config
         self._indices: dict[str, str] = {}
+        # Numbers and ISO dates: what searches, ranges and aggregations want (see ``mapping``).
+        self.values = JsonValues("number", "iso", config.compact_map_entries)
 
     def index_for(self, topic: str) -> str:
         """The index or data stream that records of ``topic`` go to."""
@@ -121,13 +120,21 @@ class DocumentBuilder:
         document = self._document(record)
         if c.is_data_stream:
             self._stamp(record, document)
-            return Action("create", index, doc_id, None, _dumps(document, record))
+            return Action("create", index, doc_id, None, _dumps(document, record, self.values))
         if c.write_method == "upsert":
             return Action(
-                "update", index, doc_id, None, _dumps({"doc": document, "doc_as_upsert": True}, record)
+                "update",
+                index,
+                doc_id,
+                None,
+                _dumps({"doc": document, "doc_as_upsert": True}, record, self.values),
             )
         return Action(
-            "index", index, doc_id, self._version(record) if keyed else None, _dumps(document, record)
+            "index",
+            index,
+            doc_id,
+            self._version(record) if keyed else None,
+            _dumps(document, record, self.values),
         )
 
     # -- parts -----------------------------------------------------------------------------
@@ -172,12 +179,10 @@ class DocumentBuilder:
     def _document(self, record: SinkRecord) -> dict[str, Any]:
         value = record.value
         if isinstance(value, Struct):
-            out = _struct(value, self.config.compact_map_entries)
-            assert isinstance(out, dict)
-            return out
+            return self.values.struct(value)
         if isinstance(value, dict):
             if record.value_schema is not None and record.value_schema.type == Type.MAP:
-                value = _map_object(record.value_schema, value, self.config.compact_map_entries)
+                value = self.values.map(record.value_schema, value)
             if isinstance(value, dict):
                 return value
         if isinstance(value, str | bytes | bytearray):
@@ -208,62 +213,8 @@ class DocumentBuilder:
         document[_TIMESTAMP_FIELD] = _EPOCH + dt.timedelta(milliseconds=record.timestamp)
 
 
-def _dumps(document: Any, record: SinkRecord) -> bytes:
+def _dumps(document: Any, record: SinkRecord, values: JsonValues) -> bytes:
     try:
-        return orjson.dumps(document, default=_json_default, option=_ORJSON_OPTIONS)
+        return orjson.dumps(document, default=values.schemaless, option=_ORJSON_OPTIONS)
     except TypeError as exc:
         raise DataException(f"Record {describe(record)} cannot be written as JSON: {exc}") from None
-
-
-def _json_default(value: Any) -> Any:
-    """Schemaless values orjson does not know (a struct reaching here has no schema path)."""
-    if isinstance(value, decimal.Decimal):
-        return float(value)
-    if isinstance(value, bytes | bytearray):
-        return base64.b64encode(value).decode()
-    if isinstance(value, Struct):
-        return _struct(value, True)
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-
-# -- values with schemas ---------------------------------------------------------------------
-
-
-def _struct(value: Struct, compact: bool) -> Any:
-    schema = value.schema
-    return {f.name: _value(f.schema, v, compact) for f, v in zip(schema.fields, value.values(), strict=True)}
-
-
-def _value(schema: Schema, value: Any, compact: bool) -> Any:
-    """A Connect value as what its JSON in Elasticsearch should be (see ``mapping``)."""
-    if value is None:
-        return None
-    name = schema.name
-    if name is not None:
-        if name == DecimalType.LOGICAL_NAME:
-            return float(value)
-        if name == TimeType.LOGICAL_NAME and isinstance(value, dt.time):
-            # Elasticsearch has no time of day: milliseconds since midnight in a date field.
-            return (value.hour * 3600 + value.minute * 60 + value.second) * 1000 + value.microsecond // 1000
-    t = schema.type
-    if t == Type.STRUCT:
-        return _struct(value, compact)
-    if t == Type.ARRAY:
-        assert schema.value_schema is not None
-        return [_value(schema.value_schema, v, compact) for v in value]
-    if t == Type.MAP:
-        return _map_object(schema, value, compact)
-    if t == Type.BYTES:
-        return base64.b64encode(value).decode()
-    return value
-
-
-def _map_object(schema: Schema, value: dict[Any, Any], compact: bool) -> Any:
-    key_schema, value_schema = schema.key_schema, schema.value_schema
-    assert key_schema is not None and value_schema is not None
-    if compact and key_schema.type == Type.STRING:
-        return {k: _value(value_schema, v, compact) for k, v in value.items()}
-    return [
-        {"key": _value(key_schema, k, compact), "value": _value(value_schema, v, compact)}
-        for k, v in value.items()
-    ]

@@ -61,6 +61,14 @@ class Feeder(threading.Thread):
 def test_kill_9_mid_stream_then_restart_every_tweet_once_with_its_latest_value(tmp_path: Path) -> None:
     broker = BrokerProcess(tmp_path / "broker").start()
     es = ElasticsearchContractServer().start()
+    try:
+        two_kills_and_restarts(tmp_path, broker, es)
+    finally:
+        es.stop()
+        broker.stop()
+
+
+def two_kills_and_restarts(tmp_path: Path, broker: BrokerProcess, es: ElasticsearchContractServer) -> None:
     topic = unique("tweets")
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     admin.create_topics([NewTopic(topic, 3, 1)])[topic].result(30)
@@ -131,5 +139,3 @@ def test_kill_9_mid_stream_then_restart_every_tweet_once_with_its_latest_value(t
         assert sum(es.bulk_items) > N + len(edited)
     finally:
         worker.stop()
-        es.stop()
-        broker.stop()
