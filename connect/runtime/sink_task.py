@@ -276,7 +276,13 @@ class WorkerSinkTask(WorkerTask):
                 messages = self._hold_back(messages)
             records = self._convert_all(messages) if messages else []
             offsets, self._batch_offsets = self._batch_offsets, {}
-            if records or offsets or self.assigned:
+            if self._retry_batch is not None:
+                # The refused batch is handed over again, alone, when its wait is over (as
+                # Kafka does); an empty put() meanwhile could be refused too and replace it.
+                if records:  # fetched before the pause took effect
+                    self._retry_batch.extend(records)
+                    self._retry_offsets.update(offsets)
+            elif records or offsets or self.assigned:
                 # put() runs after every poll, with an empty batch when nothing came, as in
                 # Kafka: sinks that flush on time (rotation, flush intervals) rely on the call.
                 self._deliver(records, offsets)

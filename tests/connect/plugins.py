@@ -73,6 +73,7 @@ class RecordingSinkTask(SinkTask):
     def start(self, props: dict[str, str]) -> None:
         self.name = props["name"]
         self.retriable_left = int(props.get("retriable.failures", "0"))
+        self.down_left = int(props.get("down.calls", "0"))
         self.fail_after = int(props.get("fail.after", "-1"))
         self.rewind_once = props.get("rewind.once") == "true"
         self.report_values = set(filter(None, props.get("report.values", "").split(",")))
@@ -90,6 +91,10 @@ class RecordingSinkTask(SinkTask):
         event(self.name, "close " + ",".join(str(p) for p in sorted(partitions)))
 
     def put(self, records: Collection[SinkRecord]) -> None:
+        if self.down_left > 0:  # a destination away for a while: every call is refused
+            self.down_left -= 1
+            self.context.timeout(self.timeout_ms)
+            raise RetriableException("destination away")
         if not records:
             return
         late, self.late = self.late, []

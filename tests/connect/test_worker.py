@@ -225,6 +225,24 @@ def test_sink_commits_nothing_of_a_batch_waiting_for_a_retry(connect: EmbeddedCo
     )
 
 
+def test_a_sink_refusing_every_call_for_a_while_loses_no_record(connect: EmbeddedConnect) -> None:
+    """While a refused batch waits, put() is not called with anything else: an empty put
+    refused too must not replace the waiting batch (its records would be lost)."""
+    name, topic = unique("down"), unique()
+    connect.produce(topic, [(None, f"d{i}") for i in range(10)])
+    connect.create_connector(
+        name,
+        {
+            "connector.class": P + "RecordingSinkConnector",
+            "topics": topic,
+            "down.calls": "8",
+            "retry.timeout.ms": "100",
+        },
+    )
+    connect.wait_for(lambda: len(plugins.PUT[name]) == 10, 20, "every record once the sink is back")
+    assert sink_values(name) == [f"d{i}" for i in range(10)]
+
+
 def test_sink_rewind_replays_from_the_requested_offset(connect: EmbeddedConnect) -> None:
     name, topic = unique("rewind"), unique()
     connect.produce(topic, [(None, f"w{i}") for i in range(5)])
