@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 
 from connect.testing import EmbeddedConnectCluster
 from tests.connect import plugins
@@ -156,7 +156,10 @@ def tagged_after(c: EmbeddedConnectCluster, topic: str) -> bool:
     consumer = Consumer({"bootstrap.servers": c.bootstrap, "group.id": unique("peek")})
     try:
         tp = TopicPartition(topic, 0)
-        _, high = consumer.get_watermark_offsets(tp, timeout=10)
+        try:
+            _, high = consumer.get_watermark_offsets(tp, timeout=10)
+        except KafkaException:  # a fresh client may not know the partition yet: ask again later
+            return False
         if high <= 0:
             return False
         consumer.assign([TopicPartition(topic, 0, high - 1)])
