@@ -1,0 +1,209 @@
+"""Object formats: JSON lines, Parquet (pyarrow) and raw bytes. No S3 here.
+
+An ``ObjectFile`` takes a topic partition's records for one object and, when the
+object is committed, ``finish`` gives its bytes (spooled to disk past a few MB) and the
+records that turned out not to fit (Parquet knows only then). Output is deterministic:
+the same records always give the same bytes (gzip without a timestamp), so an object
+written again after a crash is the same object.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import tempfile
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import orjson
+
+from connect.api import DataException, SinkRecord, Struct
+from connect.api.json_values import JsonValues
+from connectors.s3.config import S3SinkConfig
+
+_SPOOL_BYTES = 8 * 1024 * 1024
+
+
+def describe(record: SinkRecord) -> str:
+    return f"{record.topic}-{record.kafka_partition}@{record.kafka_offset}"
+
+
+@dataclass
+class Finished:
+    """An object's content: ``size`` bytes in ``body`` (positioned at 0), ``rows`` records."""
+
+    body: IO[bytes]
+    size: int
+    rows: int
+    rejected: list[tuple[SinkRecord, str]] = field(default_factory=list)
+
+
+class ObjectFile(ABC):
+    @abstractmethod
+    def append(self, record: SinkRecord) -> None:
+        """Take a record; raise ``DataException`` (before taking it) if it cannot be written."""
+
+    @abstractmethod
+    def finish(self) -> Finished:
+        """The object (``rows`` 0 when no record of it could be written: nothing to upload)."""
+
+    @abstractmethod
+    def discard(self) -> None:
+        """Drop what was taken (the partition was revoked)."""
+
+
+class Format(ABC):
+    extension: str
+    content_type: str
+    content_encoding: str | None = None
+
+    @abstractmethod
+    def open(self) -> ObjectFile: ...
+
+
+def make_format(config: S3SinkConfig) -> Format:
+    kind = config.format
+    if kind == "json":
+        return JsonLinesFormat(config)
+    if kind == "parquet":
+        return ParquetFormat(config)
+    return ByteArrayFormat(config)
+
+
+# -- line formats ------------------------------------------------------------------------
+
+
+class _LinesFile(ObjectFile):
+    """Encoded records, one after another, optionally gzipped, spooled past a few MB."""
+
+    def __init__(self, encode: Any, separator: bytes, gzipped: bool) -> None:
+        self.encode = encode
+        self.separator = separator
+        self.spool: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES)  # noqa: SIM115 - closed by finish/discard
+        self.out: IO[bytes] = (
+            gzip.GzipFile(fileobj=self.spool, mode="wb", mtime=0) if gzipped else self.spool  # type: ignore[assignment]
+        )
+        self.rows = 0
+
+    def append(self, record: SinkRecord) -> None:
+        data = self.encode(record)  # raises before anything is written
+        self.out.write(data)
+        self.out.write(self.separator)
+        self.rows += 1
+
+    def finish(self) -> Finished:
+        if self.out is not self.spool:
+            self.out.close()  # writes gzip's trailer; the spool stays open
+        if not self.rows:
+            self.spool.close()
+            return Finished(io.BytesIO(), 0, 0)
+        size = self.spool.tell()
+        self.spool.seek(0)
+        return Finished(self.spool, size, self.rows)
+
+    def discard(self) -> None:
+        self.spool.close()
+
+
+class JsonLinesFormat(Format):
+    """Confluent's JsonFormat: each value as JSON on its own line (Kafka's JsonConverter
+    representation: Timestamps in ms, Dates in days, decimals per json.decimal.format)."""
+
+    content_type = "application/json"
+
+    def __init__(self, config: S3SinkConfig) -> None:
+        self.gzipped = config.s3_compression_type == "gzip"
+        self.extension = ".json.gz" if self.gzipped else ".json"
+        self.content_encoding = "gzip" if self.gzipped else None
+        self.values = JsonValues("number" if config.json_decimal_format == "NUMERIC" else "base64", "epoch")
+
+    def open(self) -> ObjectFile:
+        return _LinesFile(self._encode, b"\n", self.gzipped)
+
+    def _encode(self, record: SinkRecord) -> bytes:
+        value = record.value
+        if isinstance(value, Struct):
+            value = self.values.struct(value)
+        elif record.value_schema is not None and isinstance(value, dict | list):
+            value = self.values.value(record.value_schema, value)
+        try:
+            return orjson.dumps(value, default=self.values.schemaless, option=orjson.OPT_NON_STR_KEYS)
+        except TypeError as exc:
+            raise DataException(f"Record {describe(record)} cannot be written as JSON: {exc}") from None
+
+
+class ByteArrayFormat(Format):
+    """Confluent's ByteArrayFormat: each value's bytes followed by the separator."""
+
+    content_type = "application/octet-stream"
+
+    def __init__(self, config: S3SinkConfig) -> None:
+        self.gzipped = config.s3_compression_type == "gzip"
+        self.extension = config.format_bytearray_extension + (".gz" if self.gzipped else "")
+        self.content_encoding = "gzip" if self.gzipped else None
+        self.separator = config.format_bytearray_separator.encode()
+
+    def open(self) -> ObjectFile:
+        return _LinesFile(_raw_bytes, self.separator, self.gzipped)
+
+
+def _raw_bytes(record: SinkRecord) -> bytes:
+    value = record.value
+    if isinstance(value, bytes | bytearray):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode()
+    raise DataException(
+        f"Record {describe(record)} has a {type(value).__name__} value; ByteArrayFormat writes bytes "
+        "(use the ByteArrayConverter as value.converter)"
+    )
+
+
+# -- Parquet -----------------------------------------------------------------------------
+
+
+class ParquetFormat(Format):
+    """Parquet through pyarrow: the object's records become one Arrow table (columns from
+    the Connect schema, or inferred from schemaless values), written with parquet.codec."""
+
+    content_type = "application/vnd.apache.parquet"
+
+    def __init__(self, config: S3SinkConfig) -> None:
+        self.codec = config.parquet_codec
+        self.extension = ".parquet" if self.codec == "none" else f".{self.codec}.parquet"
+
+    def open(self) -> ObjectFile:
+        return _ParquetFile(self.codec)
+
+
+class _ParquetFile(ObjectFile):
+    def __init__(self, codec: str) -> None:
+        self.codec = codec
+        self.records: list[SinkRecord] = []
+
+    def append(self, record: SinkRecord) -> None:
+        if not isinstance(record.value, Struct | dict):
+            raise DataException(
+                f"Record {describe(record)} has a {type(record.value).__name__} value; Parquet rows are "
+                "structs or JSON objects"
+            )
+        self.records.append(record)
+
+    def finish(self) -> Finished:
+        import pyarrow.parquet as pq
+
+        from connect.api.arrow import BatchBuilder
+
+        batch = BatchBuilder().build(self.records)
+        self.records = []
+        if not batch.table.num_rows:
+            return Finished(io.BytesIO(), 0, 0, batch.rejected)
+        spool: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES)  # noqa: SIM115 - the uploader closes it
+        pq.write_table(batch.table, spool, compression=None if self.codec == "none" else self.codec)
+        size = spool.tell()
+        spool.seek(0)
+        return Finished(spool, size, batch.table.num_rows, batch.rejected)
+
+    def discard(self) -> None:
+        self.records = []

@@ -1,0 +1,146 @@
+"""The S3 sink task: a ``PartitionWriter`` per assigned topic partition, resuming where the
+bucket says the partition got, committing only what is in S3."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Collection, Mapping
+
+from connect.api import (
+    ConnectException,
+    DataException,
+    RetriableException,
+    SinkRecord,
+    SinkTask,
+    TopicPartition,
+)
+from connectors.s3.config import S3SinkConfig
+from connectors.s3.formats import make_format
+from connectors.s3.objects import Naming, resume_offset
+from connectors.s3.partitioners import make_partitioner, make_timestamp_extractor, needs_timestamp
+from connectors.s3.store import Store, TransientStoreError, backoff_seconds
+from connectors.s3.writer import PartitionWriter
+
+log = logging.getLogger(__name__)
+
+VERSION = "1.0"
+
+
+class S3SinkTask(SinkTask):
+    def version(self) -> str:
+        return VERSION
+
+    def start(self, props: dict[str, str]) -> None:
+        self.config = config = S3SinkConfig.parse(props)
+        self.format = make_format(config)
+        self.naming = Naming(
+            config.topics_dir.strip(config.directory_delim),
+            config.directory_delim,
+            config.file_delim,
+            config.filename_offset_zero_pad_width,
+            self.format.extension,
+        )
+        self.partitioner = make_partitioner(
+            config.partitioner_class.strip(),
+            field_names=config.partition_field_name,
+            path_format=config.path_format,
+            partition_duration_ms=config.partition_duration_ms,
+            locale=config.locale,
+            timezone=config.timezone,
+            directory_delim=config.directory_delim,
+        )
+        self.extractor = make_timestamp_extractor(config.timestamp_extractor, config.timestamp_field)
+        self.store = Store(config)
+        self.store.check_bucket()
+        self.writers: dict[TopicPartition, PartitionWriter] = {}
+        self.retries = 0  # consecutive put() calls that asked to be retried
+        log.info("S3 sink writing %s objects to %s", config.format, self.store.where)
+
+    # -- partitions ----------------------------------------------------------------------
+
+    def open(self, partitions: Collection[TopicPartition]) -> None:
+        resume = {}
+        for tp in partitions:
+            writer = self.writers[tp] = PartitionWriter(
+                tp,
+                self.config,
+                self.format,
+                self.naming,
+                self.partitioner,
+                self.extractor,
+                needs_timestamp(self.partitioner),
+                self.store,
+                self._report,
+            )
+            prefix = self.naming.topic_prefix(tp.topic)
+            try:
+                objects = self.naming.start_offsets(tp.topic, tp.partition, self.store.keys(prefix))
+                offset = resume_offset(objects, self.store.metadata)
+            except TransientStoreError as exc:
+                # Without the bucket's word, the consumer's committed offsets are the position
+                # (never ahead of S3, so at worst a rotation is written again).
+                log.warning("%s: cannot read the bucket to recover the position: %s", tp, exc)
+                offset = None
+            if offset is not None:
+                writer.resume_at(offset)
+                resume[tp] = offset
+        if resume:
+            log.info(
+                "Resuming from the objects in the bucket: %s",
+                ", ".join(f"{tp}@{o}" for tp, o in sorted(resume.items())),
+            )
+            self.context.offset(resume)
+
+    def close(self, partitions: Collection[TopicPartition]) -> None:
+        for tp in partitions:
+            writer = self.writers.pop(tp, None)
+            if writer is not None:
+                writer.discard()  # not in S3, so not committed: the next owner writes it
+
+    # -- records -------------------------------------------------------------------------
+
+    def put(self, records: Collection[SinkRecord]) -> None:
+        now = int(time.time() * 1000)
+        try:
+            for writer in self.writers.values():
+                writer.tick(now)
+            for record in records:
+                tp = TopicPartition(record.original_topic, record.original_kafka_partition or 0)
+                owner = self.writers.get(tp)
+                if owner is None:
+                    raise ConnectException(f"A record of {tp}, which is not assigned to this task")
+                owner.write(record, now)
+        except TransientStoreError as exc:
+            self.retries += 1
+            wait = backoff_seconds(min(self.retries, 8), self.config.s3_retry_backoff_ms)
+            self.context.timeout(int(wait * 1000))
+            raise RetriableException(str(exc), retry_after=wait) from None
+        self.retries = 0
+
+    def pre_commit(self, current_offsets: Mapping[TopicPartition, int]) -> Mapping[TopicPartition, int]:
+        out = {}
+        for tp in current_offsets:
+            writer = self.writers.get(tp)
+            position = writer.position() if writer is not None else None
+            if position is not None:
+                out[tp] = position
+        return out
+
+    def stop(self) -> None:
+        for writer in getattr(self, "writers", {}).values():
+            writer.discard()
+        store = getattr(self, "store", None)
+        if store is not None:
+            store.close()
+
+    def _report(self, record: SinkRecord, reason: str) -> None:
+        error = DataException(
+            reason
+            if reason.startswith("Record ")
+            else f"Record {record.topic}-{record.kafka_partition}@{record.kafka_offset}: {reason}"
+        )
+        reporter = self.context.errant_record_reporter()
+        if reporter is None:
+            raise error
+        reporter.report(record, error)

@@ -1,0 +1,43 @@
+"""moto's S3 server (in process, on an ephemeral port), a fault proxy in front of it, and a
+worker with its broker, for the S3 sink's tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from connect.testing import EmbeddedConnect
+from tests.contract_servers.s3 import MotoS3Server, S3FaultProxy
+from tests.support import unique
+
+
+@pytest.fixture(scope="module")
+def moto() -> Iterator[MotoS3Server]:
+    with MotoS3Server() as server:
+        yield server
+
+
+@pytest.fixture
+def proxy(moto: MotoS3Server) -> Iterator[S3FaultProxy]:
+    with S3FaultProxy(moto.url) as p:
+        yield p
+
+
+@pytest.fixture
+def bucket(moto: MotoS3Server) -> str:
+    name = unique("lake").lower()
+    moto.client().create_bucket(Bucket=name)
+    return name
+
+
+@pytest.fixture
+def s3(moto: MotoS3Server) -> Any:
+    return moto.client()
+
+
+@pytest.fixture(scope="module")
+def connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedConnect]:
+    with EmbeddedConnect(tmp_path_factory.mktemp("s3-worker")) as c:
+        yield c
