@@ -14,27 +14,27 @@ from tests.support import unique
 
 
 @pytest.fixture(scope="module")
-def moto() -> Iterator[MotoS3Server]:
+def s3_server() -> Iterator[MotoS3Server]:
     with MotoS3Server() as server:
         yield server
 
 
 @pytest.fixture
-def proxy(moto: MotoS3Server) -> Iterator[S3FaultProxy]:
-    with S3FaultProxy(moto.url) as p:
+def proxy(s3_server: MotoS3Server) -> Iterator[S3FaultProxy]:
+    with S3FaultProxy(s3_server.url) as p:
         yield p
 
 
 @pytest.fixture
-def bucket(moto: MotoS3Server) -> str:
+def bucket(s3_server: MotoS3Server) -> str:
     name = unique("lake").lower()
-    moto.client().create_bucket(Bucket=name)
+    s3_server.client().create_bucket(Bucket=name)
     return name
 
 
 @pytest.fixture
-def s3(moto: MotoS3Server) -> Any:
-    return moto.client()
+def s3(s3_server: MotoS3Server) -> Any:
+    return s3_server.client()
 
 
 @pytest.fixture(scope="module")

@@ -79,11 +79,11 @@ def json_lines(data: bytes) -> list[Any]:
 
 
 def test_default_partitioner_json_lines_rotated_by_size(
-    connect: EmbeddedConnect, moto: MotoS3Server, bucket: str, s3: Any
+    connect: EmbeddedConnect, s3_server: MotoS3Server, bucket: str, s3: Any
 ) -> None:
     topic, name = unique("orders"), unique("s3")
     produce(connect, topic, [(i % 2, None, orjson.dumps({"id": i})) for i in range(45)], partitions=2)
-    connect.create_connector(name, sink_config(moto.url, bucket, topic))
+    connect.create_connector(name, sink_config(s3_server.url, bucket, topic))
     connect.wait_for(lambda: committed(connect, name) == {0: 20, 1: 20}, 30, "two rotations per partition")
     found = objects(s3, bucket)
     expected = {
@@ -105,7 +105,7 @@ def test_default_partitioner_json_lines_rotated_by_size(
 
 
 def test_field_partitioner_parquet_with_schemas(
-    connect: EmbeddedConnect, moto: MotoS3Server, bucket: str, s3: Any
+    connect: EmbeddedConnect, s3_server: MotoS3Server, bucket: str, s3: Any
 ) -> None:
     topic, name = unique("payments"), unique("s3")
     schema = {
@@ -136,7 +136,7 @@ def test_field_partitioner_parquet_with_schemas(
     connect.create_connector(
         name,
         sink_config(
-            moto.url,
+            s3_server.url,
             bucket,
             topic,
             **{
@@ -165,7 +165,7 @@ def test_field_partitioner_parquet_with_schemas(
 
 
 def test_hourly_partitions_by_record_field_rotating_on_record_time(
-    connect: EmbeddedConnect, moto: MotoS3Server, bucket: str, s3: Any
+    connect: EmbeddedConnect, s3_server: MotoS3Server, bucket: str, s3: Any
 ) -> None:
     topic, name = unique("clicks"), unique("s3")
     # 12 records, 20 minutes apart: two hours and a bit. rotate.interval.ms = 1 h of record time.
@@ -174,7 +174,7 @@ def test_hourly_partitions_by_record_field_rotating_on_record_time(
     connect.create_connector(
         name,
         sink_config(
-            moto.url,
+            s3_server.url,
             bucket,
             topic,
             **{
@@ -201,7 +201,7 @@ def test_hourly_partitions_by_record_field_rotating_on_record_time(
 
 
 def test_daily_partitions_by_kafka_timestamps_bytes_gzip(
-    connect: EmbeddedConnect, moto: MotoS3Server, bucket: str, s3: Any
+    connect: EmbeddedConnect, s3_server: MotoS3Server, bucket: str, s3: Any
 ) -> None:
     topic, name = unique("logs"), unique("s3")
     rows = [(0, T0 + (i // 3) * 24 * HOUR + 1000, f"line {i}".encode()) for i in range(6)]
@@ -209,7 +209,7 @@ def test_daily_partitions_by_kafka_timestamps_bytes_gzip(
     connect.create_connector(
         name,
         sink_config(
-            moto.url,
+            s3_server.url,
             bucket,
             topic,
             **{
@@ -241,14 +241,14 @@ def test_daily_partitions_by_kafka_timestamps_bytes_gzip(
 
 
 def test_wall_clock_rotation_commits_a_quiet_partition(
-    connect: EmbeddedConnect, moto: MotoS3Server, bucket: str, s3: Any
+    connect: EmbeddedConnect, s3_server: MotoS3Server, bucket: str, s3: Any
 ) -> None:
     topic, name = unique("quiet"), unique("s3")
     produce(connect, topic, [(0, None, orjson.dumps({"i": i})) for i in range(3)])
     connect.create_connector(
         name,
         sink_config(
-            moto.url,
+            s3_server.url,
             bucket,
             topic,
             **{"flush.size": "1000", "rotate.schedule.interval.ms": "1000", "timezone": "UTC"},
@@ -259,7 +259,7 @@ def test_wall_clock_rotation_commits_a_quiet_partition(
 
 
 def test_large_objects_go_up_in_parts(
-    connect: EmbeddedConnect, moto: MotoS3Server, bucket: str, s3: Any, proxy: S3FaultProxy
+    connect: EmbeddedConnect, s3_server: MotoS3Server, bucket: str, s3: Any, proxy: S3FaultProxy
 ) -> None:
     topic, name = unique("big"), unique("s3")
     blob = "x" * 100_000
@@ -339,7 +339,7 @@ def test_a_new_consumer_group_resumes_from_the_bucket_not_from_the_start(
 
 
 def test_records_a_format_cannot_write_go_to_the_dead_letter_queue(
-    connect: EmbeddedConnect, moto: MotoS3Server, bucket: str, s3: Any
+    connect: EmbeddedConnect, s3_server: MotoS3Server, bucket: str, s3: Any
 ) -> None:
     topic, name, dlq = unique("mixed"), unique("s3"), unique("dlq")
     values = [orjson.dumps({"n": i}) if i != 4 else b'"just text"' for i in range(10)] + [
@@ -349,7 +349,7 @@ def test_records_a_format_cannot_write_go_to_the_dead_letter_queue(
     connect.create_connector(
         name,
         sink_config(
-            moto.url,
+            s3_server.url,
             bucket,
             topic,
             **{
@@ -372,17 +372,17 @@ def test_records_a_format_cannot_write_go_to_the_dead_letter_queue(
 
 
 def test_a_missing_bucket_is_refused_at_creation_and_fails_a_running_task(
-    connect: EmbeddedConnect, moto: MotoS3Server, s3: Any
+    connect: EmbeddedConnect, s3_server: MotoS3Server, s3: Any
 ) -> None:
     topic = unique("nowhere")
     r = connect.request(
-        "PUT", f"/connectors/{unique('s3')}/config", sink_config(moto.url, "no-such-bucket-here", topic)
+        "PUT", f"/connectors/{unique('s3')}/config", sink_config(s3_server.url, "no-such-bucket-here", topic)
     )
     assert r.status_code == 400 and "s3.bucket.name" in r.text and "does not exist" in r.text
     bucket, name = unique("gone").lower(), unique("s3")
     s3.create_bucket(Bucket=bucket)
     produce(connect, topic, [(0, None, orjson.dumps({"i": i})) for i in range(5)])
-    connect.create_connector(name, sink_config(moto.url, bucket, topic))
+    connect.create_connector(name, sink_config(s3_server.url, bucket, topic))
     connect.wait_for(lambda: committed(connect, name) == {}, 10, "no commit yet")
     s3.delete_bucket(Bucket=bucket)
     p = Producer({"bootstrap.servers": connect.bootstrap})
@@ -416,7 +416,7 @@ def test_bad_credentials_are_named(connect: EmbeddedConnect) -> None:
 
 
 def test_objects_by_partition_path_hold_each_record_once(
-    connect: EmbeddedConnect, moto: MotoS3Server, bucket: str, s3: Any
+    connect: EmbeddedConnect, s3_server: MotoS3Server, bucket: str, s3: Any
 ) -> None:
     """Many partition paths interleaved: one open object per path, committed together."""
     topic, name = unique("cities"), unique("s3")
@@ -427,7 +427,7 @@ def test_objects_by_partition_path_hold_each_record_once(
     connect.create_connector(
         name,
         sink_config(
-            moto.url,
+            s3_server.url,
             bucket,
             topic,
             **{"partitioner.class": "FieldPartitioner", "partition.field.name": "city", "flush.size": "20"},
