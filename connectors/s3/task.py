@@ -18,7 +18,12 @@ from connect.api import (
 from connectors.s3.config import S3SinkConfig
 from connectors.s3.formats import make_format
 from connectors.s3.objects import Naming, resume_offset
-from connectors.s3.partitioners import make_partitioner, make_timestamp_extractor, needs_timestamp
+from connectors.s3.partitioners import (
+    DefaultPartitioner,
+    make_partitioner,
+    make_timestamp_extractor,
+    needs_timestamp,
+)
 from connectors.s3.store import Store, TransientStoreError, backoff_seconds
 from connectors.s3.writer import PartitionWriter
 
@@ -74,6 +79,8 @@ class S3SinkTask(SinkTask):
                 self._report,
             )
             prefix = self.naming.topic_prefix(tp.topic)
+            if isinstance(self.partitioner, DefaultPartitioner):  # its directory names the partition
+                prefix += f"partition={tp.partition}{self.config.directory_delim}"
             try:
                 objects = self.naming.start_offsets(tp.topic, tp.partition, self.store.keys(prefix))
                 offset = resume_offset(objects, self.store.metadata)
