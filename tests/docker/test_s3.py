@@ -28,6 +28,7 @@ from tests.connectors.s3.test_sink import (  # noqa: F401 - collected here, agai
     test_objects_by_partition_path_hold_each_record_once,
     test_records_a_format_cannot_write_go_to_the_dead_letter_queue,
     test_throttling_5xx_and_dropped_connections_are_retried,
+    test_time_based_partitioner_with_a_path_format_and_a_zone,
     test_wall_clock_rotation_commits_a_quiet_partition,
 )
 from tests.contract_servers.s3 import s3_client

@@ -441,3 +441,38 @@ def test_objects_by_partition_path_hold_each_record_once(
     assert {c: sorted(v) for c, v in by_city.items()} == {
         c: [i for i in range(40) if cities[(i * 7) % 4] == c] for c in cities
     }
+
+
+def test_time_based_partitioner_with_a_path_format_and_a_zone(
+    connect: EmbeddedConnect, s3_server: MotoS3Server, bucket: str, s3: Any
+) -> None:
+    """6-hour directories in Berlin time from a Joda pattern, times from the records' field."""
+    topic, name = unique("sensors"), unique("s3")
+    # T0 is 00:00 UTC on 21 September = 02:00 in Berlin (summer time); records every 2 hours.
+    rows = [(0, None, orjson.dumps({"n": i, "at": T0 + i * 2 * HOUR})) for i in range(6)]
+    produce(connect, topic, rows)
+    connect.create_connector(
+        name,
+        sink_config(
+            s3_server.url,
+            bucket,
+            topic,
+            **{
+                "flush.size": "6",
+                "partitioner.class": P + "TimeBasedPartitioner",
+                "path.format": "'dt'=YYYY-MM-dd/'h'=HH",
+                "partition.duration.ms": str(6 * HOUR),
+                "timezone": "Europe/Berlin",
+                "timestamp.extractor": "RecordField",
+                "timestamp.field": "at",
+            },
+        ),
+    )
+    connect.wait_for(lambda: committed(connect, name) == {0: 6}, 30, "one rotation")
+    day = time.strftime("%Y-%m-%d", time.gmtime(T0 / 1000))
+    # Berlin times 02, 04 | 06, 08, 10 | 12: directories at 00, 06 and 12 local time.
+    assert set(objects(s3, bucket)) == {
+        f"topics/{topic}/dt={day}/h=00/{topic}+0+0000000000.json",
+        f"topics/{topic}/dt={day}/h=06/{topic}+0+0000000002.json",
+        f"topics/{topic}/dt={day}/h=12/{topic}+0+0000000005.json",
+    }
