@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := kcat
 
-.PHONY: help install system-deps demo test test-fast lint typecheck bench-broker bench-file bench-transforms bench-failover bench-jdbc bench-spark bench-elasticsearch broker clean
+.PHONY: help install system-deps demo test test-fast lint typecheck bench-broker bench-file bench-transforms bench-failover bench-jdbc bench-spark bench-elasticsearch bench-s3 broker clean
 
 help:
 	@echo "make demo          a file -> topic -> file pipeline on the embedded broker (Ctrl-C stops it)"
@@ -20,6 +20,7 @@ help:
 	@echo "make bench-jdbc    JDBC query source and PostgreSQL CDC against raw loops (prints ratios, latency)"
 	@echo "make bench-spark   Spark sink against raw PySpark, Spark reader against a raw consumer (prints ratios)"
 	@echo "make bench-elasticsearch  Elasticsearch sink against the client's helpers.bulk (prints the ratio)"
+	@echo "make bench-s3      S3 sink against raw boto3 put_object of the same objects (prints the ratio)"
 	@echo "make lint / make typecheck"
 
 install: $(VENV)/.installed
@@ -82,6 +83,9 @@ bench-spark: install system-deps
 
 bench-elasticsearch: install
 	$(BIN)/python benchmarks/elasticsearch_sink.py
+
+bench-s3: install
+	$(BIN)/python benchmarks/s3_sink.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info spark-warehouse

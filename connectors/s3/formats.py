@@ -23,6 +23,7 @@ from connect.api.json_values import JsonValues
 from connectors.s3.config import S3SinkConfig
 
 _SPOOL_BYTES = 8 * 1024 * 1024
+_BLOCK_BYTES = 1024 * 1024
 
 
 def describe(record: SinkRecord) -> str:
@@ -75,7 +76,9 @@ def make_format(config: S3SinkConfig) -> Format:
 
 
 class _LinesFile(ObjectFile):
-    """Encoded records, one after another, optionally gzipped, spooled past a few MB."""
+    """Encoded records, one after another, optionally gzipped. Lines gather in memory and
+    go to a spooled file (on disk past a few MB) in blocks: one write per record through
+    the file layers costs more than encoding the record."""
 
     def __init__(self, encode: Any, separator: bytes, gzipped: bool) -> None:
         self.encode = encode
@@ -84,15 +87,26 @@ class _LinesFile(ObjectFile):
         self.out: IO[bytes] = (
             gzip.GzipFile(fileobj=self.spool, mode="wb", mtime=0) if gzipped else self.spool  # type: ignore[assignment]
         )
+        self.lines: list[bytes] = []
+        self.pending = 0
         self.rows = 0
 
     def append(self, record: SinkRecord) -> None:
-        data = self.encode(record)  # raises before anything is written
-        self.out.write(data)
-        self.out.write(self.separator)
+        data = self.encode(record)  # raises before anything is taken
+        self.lines.append(data)
+        self.pending += len(data)
         self.rows += 1
+        if self.pending >= _BLOCK_BYTES:
+            self._drain()
+
+    def _drain(self) -> None:
+        if self.lines:
+            self.lines.append(b"")  # the separator after the last line too
+            self.out.write(self.separator.join(self.lines))
+            self.lines, self.pending = [], 0
 
     def finish(self) -> Finished:
+        self._drain()
         if self.out is not self.spool:
             self.out.close()  # writes gzip's trailer; the spool stays open
         if not self.rows:
@@ -103,6 +117,7 @@ class _LinesFile(ObjectFile):
         return Finished(self.spool, size, self.rows)
 
     def discard(self) -> None:
+        self.lines = []
         self.spool.close()
 
 

@@ -112,11 +112,17 @@ class S3SinkTask(SinkTask):
         try:
             for writer in self.writers.values():
                 writer.tick(now)
+            current: tuple[str, int | None] | None = None
+            owner: PartitionWriter | None = None
             for record in records:
-                tp = TopicPartition(record.original_topic, record.original_kafka_partition or 0)
-                owner = self.writers.get(tp)
-                if owner is None:
-                    raise ConnectException(f"A record of {tp}, which is not assigned to this task")
+                source = (record.original_topic, record.original_kafka_partition)
+                if source != current:  # records come in runs of one partition
+                    current = source
+                    tp = TopicPartition(source[0], source[1] or 0)
+                    owner = self.writers.get(tp)
+                    if owner is None:
+                        raise ConnectException(f"A record of {tp}, which is not assigned to this task")
+                assert owner is not None
                 owner.write(record, now)
         except TransientStoreError as exc:
             self.retries += 1

@@ -23,7 +23,7 @@ from connect.api import DataException, SinkRecord, TopicPartition
 from connectors.s3.config import S3SinkConfig
 from connectors.s3.formats import Finished, Format, ObjectFile
 from connectors.s3.objects import RANGE_END, RANGE_START, RECORDS, Naming
-from connectors.s3.partitioners import Partitioner, TimestampExtractor, parse_timezone
+from connectors.s3.partitioners import DefaultPartitioner, Partitioner, TimestampExtractor, parse_timezone
 from connectors.s3.store import Store
 
 log = logging.getLogger(__name__)
@@ -79,6 +79,12 @@ class PartitionWriter:
         self.base_time: int | None = None
         self.scheduled: int | None = None  # the wall-clock rotation time of the open range
         self.pending: _Rotation | None = None
+        # The default partitioner's directory depends on the partition only: made once.
+        self.fixed_directory = (
+            partitioner.encode_partition(_probe(tp), None)
+            if isinstance(partitioner, DefaultPartitioner)
+            else None
+        )
 
     def resume_at(self, offset: int) -> None:
         self.committed = offset
@@ -88,7 +94,8 @@ class PartitionWriter:
 
     def write(self, record: SinkRecord, now_ms: int) -> None:
         """Take one record (may upload a rotation; raises ``TransientStoreError``)."""
-        self.flush_pending()
+        if self.pending is not None:
+            self.flush_pending()
         offset = record.original_kafka_offset
         if self.next_offset is not None and offset < self.next_offset:
             return  # handed over again after a retried put(): already taken
@@ -108,7 +115,7 @@ class PartitionWriter:
                 and time_ms - self.base_time >= self.config.rotate_interval_ms
             ):
                 self.rotate()  # the record opens the next rotation
-            directory = self.partitioner.encode_partition(record, time_ms)
+            directory = self.fixed_directory or self.partitioner.encode_partition(record, time_ms)
             target = self.open.get(directory)
             if target is None:
                 file = self.fmt.open()
@@ -214,3 +221,7 @@ class PartitionWriter:
 
 def _where(record: SinkRecord) -> str:
     return f"{record.topic}-{record.kafka_partition}@{record.kafka_offset}"
+
+
+def _probe(tp: TopicPartition) -> SinkRecord:
+    return SinkRecord(tp.topic, tp.partition, None, None, None, None, None, None, 0)
