@@ -1,0 +1,1 @@
+"""The Twitter source: conversion, then the task against the API v2 contract server."""
