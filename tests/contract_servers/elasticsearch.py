@@ -23,14 +23,11 @@ import contextlib
 import fnmatch
 import gzip
 import hmac
-import http.server
 import ipaddress
 import math
 import os
 import re
-import signal
 import socket
-import socketserver
 import ssl
 import subprocess
 import sys
@@ -43,11 +40,20 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from http import HTTPStatus
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Final, Self, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import orjson
+
+from tests.contract_servers._http import (
+    BackgroundServer,
+    ContractHandler,
+    ContractHTTPServer,
+    Lifecycle,
+    end_process,
+    listening_port,
+    serve_until_signalled,
+)
 
 __all__ = ["ElasticsearchContractProcess", "ElasticsearchContractServer", "main"]
 
@@ -3330,92 +3336,40 @@ class _Response:
         self.headers = headers
 
 
-class _HttpServer(http.server.ThreadingHTTPServer):
-    """Tracks its connections so ``stop()`` can cut keep-alive clients off and join every
-    worker thread: a stopped server must look unreachable, not linger on pooled sockets."""
-
-    daemon_threads = True
-    allow_reuse_address = True
-    block_on_close = False
+class _HttpServer(ContractHTTPServer):
+    worker_name = "es-contract-conn"
 
     def __init__(self, address: tuple[str, int], app: ElasticsearchContractServer) -> None:
         self.app = app
-        self._conn_lock = threading.Lock()
-        self._connections: dict[int, socket.socket] = {}
-        self._workers: set[threading.Thread] = set()
-        self._closing = False
         super().__init__(address, _Handler)
 
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind resolves the host name (getfqdn), which can stall on DNS.
-        socketserver.TCPServer.server_bind(self)
-        host, port = self.server_address[:2]
-        self.server_name = str(host)
-        self.server_port = int(port)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        context = self.app.ssl_context
+        if context is None:
+            super().finish_request(request, client_address)
+            return
         sock = cast(socket.socket, request)
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        worker = threading.Thread(
-            target=self._serve_connection, args=(sock, client_address), daemon=True, name="es-contract-conn"
-        )
-        with self._conn_lock:
-            if self._closing:
-                self.shutdown_request(sock)
-                return
-            self._connections[id(sock)] = sock
-            self._workers.add(worker)
-        worker.start()
-
-    def _serve_connection(self, sock: socket.socket, client_address: Any) -> None:
-        active: socket.socket = sock
+        # A client stalled mid-handshake must not hold stop() up for ever.
+        sock.settimeout(10)
         try:
-            context = self.app.ssl_context
-            if context is not None:
-                # A client stalled mid-handshake must not hold stop() up for ever.
-                sock.settimeout(10)
-                try:
-                    active = context.wrap_socket(sock, server_side=True)
-                except (OSError, ssl.SSLError):
-                    return
-                active.settimeout(None)
-                with self._conn_lock:
-                    self._connections[id(sock)] = active
-            _Handler(active, client_address, self)
+            # Takes over the descriptor: ``sock`` is left detached, its shutdown a no-op.
+            active = context.wrap_socket(sock, server_side=True)
         except (OSError, ssl.SSLError):
-            pass
+            return
+        try:
+            active.settimeout(None)
+            # stop() must cut the TLS layer off, not the socket it no longer owns.
+            if self.track(active):
+                super().finish_request(active, client_address)
         finally:
-            with self._conn_lock:
-                self._connections.pop(id(sock), None)
-                self._workers.discard(threading.current_thread())
+            self.untrack(active)
             with contextlib.suppress(OSError):
                 socket.socket.shutdown(active, socket.SHUT_RDWR)
             active.close()
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Connections dropped by clients or by ``stop()`` are expected, not worth a traceback."""
 
-    def server_close(self) -> None:
-        super().server_close()
-        with self._conn_lock:
-            self._closing = True
-            connections = list(self._connections.values())
-            workers = list(self._workers)
-        for conn in connections:
-            # The base method: SSLSocket.shutdown would drop its SSL object under a reader.
-            with contextlib.suppress(OSError):
-                socket.socket.shutdown(conn, socket.SHUT_RDWR)
-        for worker in workers:
-            worker.join(10)
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(ContractHandler):
     server_version = "contract"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silent: a benchmark sends hundreds of thousands of requests."""
 
     def do_GET(self) -> None:
         self._handle("GET")
@@ -3504,11 +3458,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 # the server
 
 
-class ElasticsearchContractServer:
+class ElasticsearchContractServer(BackgroundServer):
     """An in-process Elasticsearch 8 stand-in (see the module docstring).
 
     Data lives on this object, so ``stop()`` followed by ``start()`` (same port) brings the
     "cluster" back with everything it held."""
+
+    accept_thread_name = "es-contract-accept"
 
     def __init__(
         self,
@@ -3524,8 +3480,7 @@ class ElasticsearchContractServer:
     ) -> None:
         if (username is None) != (password is None):
             raise ValueError("username and password go together")
-        self.host = host
-        self._port = port
+        super().__init__(host, port)
         self.username = username
         self.password = password
         if isinstance(api_key, tuple):
@@ -3538,9 +3493,6 @@ class ElasticsearchContractServer:
         self._cluster = _Cluster()
         self._lock = threading.Lock()
         self._faults = threading.Lock()
-        self._stopping = threading.Event()
-        self._httpd: _HttpServer | None = None
-        self._thread: threading.Thread | None = None
         self._fail_remaining = 0
         self._fail_status = 429
         self._fail_paths: tuple[str, ...] = ("_bulk",)
@@ -3551,46 +3503,8 @@ class ElasticsearchContractServer:
 
     # -- lifecycle
 
-    def start(self) -> Self:
-        if self._httpd is not None:
-            return self
-        self._stopping.clear()
-        httpd = _HttpServer((self.host, self._port), self)
-        self._port = int(httpd.server_address[1])
-        self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True, name="es-contract-accept"
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        httpd, thread = self._httpd, self._thread
-        if httpd is None:
-            return
-        self._stopping.set()
-        httpd.shutdown()
-        httpd.server_close()
-        if thread is not None:
-            thread.join(10)
-        self._httpd = None
-        self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
-
-    @property
-    def running(self) -> bool:
-        return self._httpd is not None
-
-    @property
-    def port(self) -> int:
-        return self._port
+    def _make_server(self, address: tuple[str, int]) -> _HttpServer:
+        return _HttpServer(address, self)
 
     @property
     def url(self) -> str:
@@ -4276,7 +4190,7 @@ class ElasticsearchContractServer:
 # a server in its own process
 
 
-class ElasticsearchContractProcess:
+class ElasticsearchContractProcess(Lifecycle):
     """``python -m tests.contract_servers.elasticsearch`` as a child process, so a benchmark's
     server does not share the GIL with the code under test. Faults and observations go
     through ``admin()`` (the ``/_contract/...`` endpoints)."""
@@ -4316,19 +4230,14 @@ class ElasticsearchContractProcess:
 
     def start(self, timeout: float = 30.0) -> Self:
         self.proc = subprocess.Popen(self.command(), cwd=_ROOT, stdout=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            if line.startswith("LISTENING "):
-                self.port = int(line.split()[1])
-                # Later ports (a restart on the same one) reuse the port the first start got.
-                self._requested_port = self.port
-                return self
-        self.stop()
-        raise RuntimeError("the Elasticsearch contract server did not start")
+        port = listening_port(self.proc, timeout)
+        if port is None:
+            self.stop()
+            raise RuntimeError("the Elasticsearch contract server did not start")
+        self.port = port
+        # Later ports (a restart on the same one) reuse the port the first start got.
+        self._requested_port = port
+        return self
 
     def admin(self, op: str, **payload: Any) -> Any:
         request = urllib.request.Request(
@@ -4341,28 +4250,8 @@ class ElasticsearchContractProcess:
             return orjson.loads(response.read())
 
     def stop(self, timeout: float = 15.0) -> int | None:
-        proc = self.proc
-        if proc is None:
-            return None
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-        try:
-            code = proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            code = proc.wait(10)
-        if proc.stdout is not None:
-            proc.stdout.close()
-        self.proc = None
-        return code
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
+        proc, self.proc = self.proc, None
+        return None if proc is None else end_process(proc, timeout)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -4375,20 +4264,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--password")
     parser.add_argument("--api-key", help="the encoded key clients send as 'ApiKey <key>'")
     args = parser.parse_args(argv)
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: Any) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
     server = ElasticsearchContractServer(
         args.host, args.port, username=args.username, password=args.password, api_key=args.api_key
     ).start()
-    print(f"LISTENING {server.port}", flush=True)
     try:
-        while not stop.wait(0.5):
-            pass
+        # Not watching stdin: ElasticsearchContractProcess does not pipe it, so it is the parent's own.
+        serve_until_signalled(server.port, watch_parent=False)
     finally:
         server.stop()
     return 0

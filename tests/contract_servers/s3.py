@@ -25,20 +25,15 @@ import http.client
 import http.server
 import os
 import secrets
-import selectors
-import signal
 import socket
-import socketserver
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Final, NamedTuple, Self, cast
 from urllib.parse import parse_qs, urlsplit
 from xml.sax.saxutils import escape
@@ -46,6 +41,19 @@ from xml.sax.saxutils import escape
 import boto3
 from botocore.config import Config
 from werkzeug.serving import ThreadedWSGIServer, WSGIRequestHandler
+
+from tests.contract_servers._http import (
+    BackgroundServer,
+    ContractHandler,
+    ContractHTTPServer,
+    Endpoint,
+    TrackedConnections,
+    end_process,
+    listening_port,
+    serve_in_background,
+    serve_until_signalled,
+    stop_serving,
+)
 
 __all__ = [
     "DEFAULT_CREDENTIALS",
@@ -126,61 +134,21 @@ def _moto_handler() -> type[WSGIRequestHandler]:
     return QuietHandler
 
 
-class _MotoWsgiServer(ThreadedWSGIServer):
+class _MotoWsgiServer(TrackedConnections, ThreadedWSGIServer):
     """werkzeug's threaded server running moto's app, which also closes the connections it
     holds and joins their threads when closed (``ThreadedMotoServer`` leaves both behind)."""
+
+    worker_name = "moto-s3-conn"
+    # werkzeug's socket settings, unchanged: only the servers written here tune for latency.
+    tcp_nodelay = False
 
     def __init__(self, host: str, port: int) -> None:
         from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
-        self._conn_lock = threading.Lock()
-        self._connections: dict[int, socket.socket] = {}
-        self._workers: set[threading.Thread] = set()
-        self._closing = False
         try:
             super().__init__(host, port, DomainDispatcherApplication(create_backend_app), _moto_handler())
         except SystemExit as exc:  # werkzeug reports a failed bind by exiting
             raise OSError(f"cannot listen on {host}:{port}") from exc
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        sock = cast(socket.socket, request)
-        worker = threading.Thread(
-            target=self._serve, args=(sock, client_address), daemon=True, name="moto-s3-conn"
-        )
-        with self._conn_lock:
-            if self._closing:
-                self.shutdown_request(sock)
-                return
-            self._connections[id(sock)] = sock
-            self._workers.add(worker)
-        worker.start()
-
-    def _serve(self, sock: socket.socket, client_address: Any) -> None:
-        try:
-            self.finish_request(sock, client_address)
-        except Exception:
-            self.handle_error(sock, client_address)
-        finally:
-            with self._conn_lock:
-                self._connections.pop(id(sock), None)
-                self._workers.discard(threading.current_thread())
-            self.shutdown_request(sock)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Connections dropped by clients or by ``stop()`` are expected, not worth a traceback."""
-
-    def server_close(self) -> None:
-        super().server_close()
-        with self._conn_lock:
-            self._closing = True
-            connections = list(self._connections.values())
-            workers = list(self._workers)
-        for conn in connections:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
-        for worker in workers:
-            if worker is not threading.current_thread():
-                worker.join(10)
 
 
 # Child processes still running: stopped at interpreter exit whatever the tests did (strong
@@ -194,7 +162,7 @@ def _stop_live_processes() -> None:
         server.stop()
 
 
-class MotoS3Server:
+class MotoS3Server(Endpoint):
     """moto's S3 (and the rest of moto) on ``http://127.0.0.1:<port>``.
 
     In-process (the default) the server runs on threads of this process; its data lives in
@@ -227,8 +195,7 @@ class MotoS3Server:
         self.auth = auth
         self.region = region
         self.env = dict(env or {})
-        self.host = "127.0.0.1"
-        self._port = port
+        super().__init__("127.0.0.1", port)
         self._credentials: tuple[str, str] = DEFAULT_CREDENTIALS
         self._httpd: _MotoWsgiServer | None = None
         self._thread: threading.Thread | None = None
@@ -247,10 +214,7 @@ class MotoS3Server:
             httpd = _MotoWsgiServer(self.host, self._port)
             self._port = int(httpd.server_address[1])
             self._httpd = httpd
-            self._thread = threading.Thread(
-                target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True, name="moto-s3"
-            )
-            self._thread.start()
+            self._thread = serve_in_background(httpd, "moto-s3")
         if self.auth:
             try:
                 self._set_up_auth()
@@ -276,23 +240,12 @@ class MotoS3Server:
         )
         self._proc = proc
         _LIVE_PROCESSES.add(self)
-        assert proc.stdout is not None
-        # readline() would block past the deadline on a child that hangs before printing.
-        with selectors.DefaultSelector() as selector:
-            selector.register(proc.stdout, selectors.EVENT_READ)
-            deadline = time.monotonic() + timeout
-            while (left := deadline - time.monotonic()) > 0:
-                if not selector.select(left):
-                    continue
-                line = proc.stdout.readline()
-                if not line:
-                    break
-                if line.startswith("LISTENING "):
-                    # A restart gets the port the first start had.
-                    self._port = int(line.split()[1])
-                    return
-        code = self.stop()
-        raise RuntimeError(f"the moto S3 server did not start (exit code {code})")
+        port = listening_port(proc, timeout)
+        if port is None:
+            code = self.stop()
+            raise RuntimeError(f"the moto S3 server did not start (exit code {code})")
+        # A restart gets the port the first start had.
+        self._port = port
 
     def _set_up_auth(self) -> None:
         iam = _client(
@@ -317,32 +270,8 @@ class MotoS3Server:
         self._httpd = self._thread = self._proc = None
         _LIVE_PROCESSES.discard(self)
         if httpd is not None:
-            httpd.shutdown()
-            httpd.server_close()
-            if thread is not None:
-                thread.join(10)
-        if proc is None:
-            return None
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-        try:
-            code = proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            code = proc.wait(10)
-        for pipe in (proc.stdin, proc.stdout):
-            if pipe is not None:
-                with contextlib.suppress(OSError):
-                    pipe.close()
-        return code
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
+            stop_serving(httpd, thread)
+        return None if proc is None else end_process(proc, timeout)
 
     @property
     def running(self) -> bool:
@@ -352,14 +281,6 @@ class MotoS3Server:
     def pid(self) -> int | None:
         """The child process's id (``process=True``), else ``None``."""
         return None if self._proc is None else self._proc.pid
-
-    @property
-    def port(self) -> int:
-        return self._port
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self._port}"
 
     @property
     def credentials(self) -> tuple[str, str]:
@@ -407,37 +328,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: Any) -> None:
-        stop.set()
-
-    def watch_parent() -> None:
-        # stdin is a pipe from the parent: EOF means the parent is gone, even by SIGKILL.
-        # os.read, not sys.stdin: a daemon thread blocked inside a buffered reader's lock
-        # makes interpreter shutdown abort.
-        with contextlib.suppress(OSError):
-            while os.read(0, 4096):
-                pass
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
     httpd = _MotoWsgiServer(args.host, args.port)
     port = int(httpd.server_address[1])
     # moto builds some URLs from it (moto.server sets it the same way).
     os.environ["MOTO_PORT"] = str(port)
-    threading.Thread(target=watch_parent, daemon=True).start()
-    serving = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    serving.start()
-    print(f"LISTENING {port}", flush=True)
+    serving = serve_in_background(httpd, "moto-s3")
     try:
-        while not stop.wait(0.5):
-            pass
+        # The parent gives the child a pipe on stdin for this.
+        serve_until_signalled(port, watch_parent=True)
     finally:
-        httpd.shutdown()
-        httpd.server_close()
-        serving.join(5)
+        stop_serving(httpd, serving)
     return 0
 
 
@@ -653,85 +553,17 @@ class _Drop(Exception):
     """Close the client's connection without an answer."""
 
 
-class _ProxyServer(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class _ProxyServer(ContractHTTPServer):
     request_queue_size = 128
+    worker_name = "s3-proxy-conn"
 
     def __init__(self, address: tuple[str, int], proxy: S3FaultProxy) -> None:
         self.proxy = proxy
-        self._conn_lock = threading.Lock()
-        self._connections: dict[int, socket.socket] = {}
-        self._workers: set[threading.Thread] = set()
-        self._closing = False
         super().__init__(address, _ProxyHandler)
 
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind resolves the host name (getfqdn), which can stall on DNS.
-        socketserver.TCPServer.server_bind(self)
-        host, port = self.server_address[:2]
-        self.server_name = str(host)
-        self.server_port = int(port)
 
-    def track(self, sock: socket.socket) -> bool:
-        """Registers a socket ``stop()`` must shut down; False once stopping."""
-        with self._conn_lock:
-            if self._closing:
-                return False
-            self._connections[id(sock)] = sock
-            return True
-
-    def untrack(self, sock: socket.socket) -> None:
-        with self._conn_lock:
-            self._connections.pop(id(sock), None)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        sock = cast(socket.socket, request)
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        worker = threading.Thread(
-            target=self._serve, args=(sock, client_address), daemon=True, name="s3-proxy-conn"
-        )
-        with self._conn_lock:
-            if self._closing:
-                self.shutdown_request(sock)
-                return
-            self._connections[id(sock)] = sock
-            self._workers.add(worker)
-        worker.start()
-
-    def _serve(self, sock: socket.socket, client_address: Any) -> None:
-        try:
-            _ProxyHandler(sock, client_address, self)
-        except Exception:
-            pass  # the connection is what failed; the client sees it closed
-        finally:
-            with self._conn_lock:
-                self._connections.pop(id(sock), None)
-                self._workers.discard(threading.current_thread())
-            self.shutdown_request(sock)
-
-    def server_close(self) -> None:
-        super().server_close()
-        with self._conn_lock:
-            self._closing = True
-            connections = list(self._connections.values())
-            workers = list(self._workers)
-        # Kept-alive client connections (and upstream ones) must end too, or a client would
-        # go on talking to a "stopped" endpoint.
-        for conn in connections:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
-        for worker in workers:
-            worker.join(10)
-
-
-class _ProxyHandler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _ProxyHandler(ContractHandler):
     server_version = "AmazonS3"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silent: a benchmark sends hundreds of thousands of requests."""
 
     def do_GET(self) -> None:
         self._handle()
@@ -913,13 +745,15 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(pending + b"0\r\n\r\n")
 
 
-class S3FaultProxy:
+class S3FaultProxy(BackgroundServer):
     """A reverse proxy for an S3 endpoint (``target``, e.g. ``MotoS3Server.url``) that
     forwards requests unchanged and can answer or drop some itself (see the module
     docstring). ``stop()`` then ``start()`` serves again on the same port.
 
     Faults queue up: a request takes the first pending rule it matches. ``observations``
     list every request received, injected answers and drops included."""
+
+    accept_thread_name = "s3-proxy"
 
     def __init__(self, target: str, *, host: str = "127.0.0.1", port: int = 0) -> None:
         parts = urlsplit(target)
@@ -928,62 +762,16 @@ class S3FaultProxy:
         self.target = target
         self._target_host = parts.hostname
         self._target_port = parts.port or 80
-        self.host = host
-        self._port = port
+        super().__init__(host, port)
         self._lock = threading.Lock()
         self._rules: list[_Rule] = []
         self._observations: list[Observation] = []
         self._delay_s = 0.0
-        self._stopping = threading.Event()
-        self._httpd: _ProxyServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- lifecycle
 
-    def start(self) -> Self:
-        if self._httpd is not None:
-            return self
-        self._stopping.clear()
-        httpd = _ProxyServer((self.host, self._port), self)
-        self._port = int(httpd.server_address[1])
-        self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True, name="s3-proxy"
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stops listening and closes every connection: clients then get refused."""
-        httpd, thread = self._httpd, self._thread
-        if httpd is None:
-            return
-        self._httpd = self._thread = None
-        self._stopping.set()
-        httpd.shutdown()
-        httpd.server_close()
-        if thread is not None:
-            thread.join(10)
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
-
-    @property
-    def running(self) -> bool:
-        return self._httpd is not None
-
-    @property
-    def port(self) -> int:
-        return self._port
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self._port}"
+    def _make_server(self, address: tuple[str, int]) -> _ProxyServer:
+        return _ProxyServer(address, self)
 
     # -- faults
 

@@ -90,15 +90,10 @@ import base64
 import contextlib
 import copy
 import hashlib
-import http.server
 import math
-import os
 import re
 import select
-import signal
 import socket
-import socketserver
-import stat
 import sys
 import threading
 import time
@@ -107,11 +102,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http import HTTPStatus
-from types import TracebackType
-from typing import Any, Final, NamedTuple, Self, cast
+from typing import Any, Final, NamedTuple, cast
 from urllib.parse import parse_qsl, urlsplit
 
 import orjson
+
+from tests.contract_servers._http import (
+    BackgroundServer,
+    ContractHandler,
+    ContractHTTPServer,
+    serve_until_signalled,
+)
 
 __all__ = [
     "DEFAULT_TOKEN",
@@ -706,11 +707,14 @@ class _State:
 # the server
 
 
-class TwitterContractServer:
-    """Twitter API v2 on ``http://<host>:<port>`` (see the module docstring).
+class TwitterContractServer(BackgroundServer):
+    """Twitter API v2 on ``http://<host>:<port>`` (see the module docstring); ``url`` is the
+    base URL replacing ``https://api.twitter.com``.
 
-    ``stop()`` then ``start()`` serves again on the same port with the same data. All hooks
-    are thread-safe."""
+    ``stop()`` then ``start()`` serves again on the same port with the same data; ``stop()``
+    ends open streams abruptly. All hooks are thread-safe."""
+
+    accept_thread_name = "twitter-contract"
 
     def __init__(
         self,
@@ -722,8 +726,7 @@ class TwitterContractServer:
         keepalive_s: float = 20.0,
         max_stream_connections: int = 1,
     ) -> None:
-        self.host = host
-        self._port = port
+        super().__init__(host, port)
         self._initial = (frozenset(valid_tokens), frozenset(forbidden_tokens), keepalive_s)
         self._valid_tokens, self._forbidden_tokens, self._keepalive_s = self._initial
         self.max_stream_connections = max_stream_connections
@@ -731,58 +734,18 @@ class TwitterContractServer:
         self._streams_changed = threading.Condition(self._lock)
         self._state = _State()
         self._streams: dict[int, _Stream] = {}
-        self._httpd: _Server | None = None
-        self._thread: threading.Thread | None = None
 
     # -- lifecycle
 
-    def start(self) -> Self:
-        if self._httpd is not None:
-            return self
-        httpd = _Server((self.host, self._port), self)
-        self._port = int(httpd.server_address[1])
-        self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True, name="twitter-contract"
-        )
-        self._thread.start()
-        return self
+    def _make_server(self, address: tuple[str, int]) -> _Server:
+        return _Server(address, self)
 
-    def stop(self) -> None:
-        """Stops listening and ends every connection (open streams end abruptly)."""
-        httpd, thread = self._httpd, self._thread
-        if httpd is None:
-            return
-        self._httpd = self._thread = None
+    def _before_shutdown(self) -> None:
+        # Open streams end abruptly, as when the real API drops a connection.
         with self._lock:
             streams = list(self._streams.values())
         for stream in streams:
             stream.close("abrupt")
-        httpd.shutdown()
-        httpd.server_close()
-        if thread is not None:
-            thread.join(10)
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
-
-    @property
-    def running(self) -> bool:
-        return self._httpd is not None
-
-    @property
-    def port(self) -> int:
-        return self._port
-
-    @property
-    def url(self) -> str:
-        """The base URL replacing ``https://api.twitter.com``."""
-        return f"http://{self.host}:{self._port}"
 
     @property
     def token(self) -> str:
@@ -1860,14 +1823,10 @@ _ROUTES: Final[Sequence[tuple[str, re.Pattern[str], str, str]]] = (
 )
 
 
-class _Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(ContractHandler):
     # What api.twitter.com answers with.
     server_version = "tsa_b"
     sys_version = ""
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silent: tests make many requests."""
 
     def do_GET(self) -> None:
         self._handle()
@@ -2043,65 +2002,15 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send(400, {"error": f"{type(exc).__name__}: {exc}"}, [])
 
 
-class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class _Server(ContractHTTPServer):
     request_queue_size = 64
+    worker_name = "twitter-contract-conn"
+    # TCP_NODELAY (the default here) matters most on streams: lines are small writes that must
+    # not wait for delayed ACKs.
 
     def __init__(self, address: tuple[str, int], api: TwitterContractServer) -> None:
         self.api = api
-        self._conn_lock = threading.Lock()
-        self._connections: dict[int, socket.socket] = {}
-        self._workers: set[threading.Thread] = set()
-        self._closing = False
         super().__init__(address, _Handler)
-
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind resolves the host name (getfqdn), which can stall on DNS.
-        socketserver.TCPServer.server_bind(self)
-        host, port = self.server_address[:2]
-        self.server_name = str(host)
-        self.server_port = int(port)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        sock = cast(socket.socket, request)
-        with contextlib.suppress(OSError):
-            # Stream lines are small writes that must not wait for delayed ACKs.
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        worker = threading.Thread(
-            target=self._serve, args=(sock, client_address), daemon=True, name="twitter-contract-conn"
-        )
-        with self._conn_lock:
-            if self._closing:
-                self.shutdown_request(sock)
-                return
-            self._connections[id(sock)] = sock
-            self._workers.add(worker)
-        worker.start()
-
-    def _serve(self, sock: socket.socket, client_address: Any) -> None:
-        try:
-            self.finish_request(sock, client_address)
-        except Exception:
-            pass  # the connection is what failed; the client sees it closed
-        finally:
-            with self._conn_lock:
-                self._connections.pop(id(sock), None)
-                self._workers.discard(threading.current_thread())
-            self.shutdown_request(sock)
-
-    def server_close(self) -> None:
-        super().server_close()
-        with self._conn_lock:
-            self._closing = True
-            connections = list(self._connections.values())
-            workers = list(self._workers)
-        # Kept-alive connections end too, or a client would go on talking to a stopped server.
-        for conn in connections:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
-        for worker in workers:
-            worker.join(10)
 
 
 # --------------------------------------------------------------------------------------------
@@ -2118,21 +2027,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--forbidden-token", action="append", default=[], help="a client-not-enrolled token")
     parser.add_argument("--keepalive", type=float, default=20.0, help="stream keep-alive interval (s)")
     args = parser.parse_args(argv)
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: Any) -> None:
-        stop.set()
-
-    def watch_parent() -> None:
-        # EOF on a stdin pipe means the parent is gone, even by SIGKILL. os.read, not
-        # sys.stdin: a daemon thread inside a buffered reader's lock breaks interpreter exit.
-        with contextlib.suppress(OSError):
-            while os.read(0, 4096):
-                pass
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
     server = TwitterContractServer(
         args.host,
         args.port,
@@ -2140,13 +2034,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         forbidden_tokens=args.forbidden_token,
         keepalive_s=args.keepalive,
     ).start()
-    with contextlib.suppress(OSError):
-        if stat.S_ISFIFO(os.fstat(0).st_mode):
-            threading.Thread(target=watch_parent, daemon=True).start()
-    print(f"LISTENING {server.port}", flush=True)
     try:
-        while not stop.wait(0.5):
-            pass
+        serve_until_signalled(server.port, watch_parent=True)
     finally:
         server.stop()
     return 0
