@@ -31,6 +31,7 @@ VERSION = "1.0"
 #: offset so old that the walk would not end; what lies beyond is older than search covers.
 _MAX_PAGES = 500
 _STREAM_WAIT_S = 0.5
+_STOP_WAIT_S = 25.0  # Twitter sends a keep-alive every 20 s
 
 
 @dataclass
@@ -70,7 +71,7 @@ class TwitterSourceTask(SourceTask):
             self.catching_up = self.newest is not None
             self.caught_up: set[str] = set()
             self.stream = Stream(config)
-            self.stream.open()
+            self.stream_thread = self.stream.open()
         log.info(
             "Twitter source in %s mode, %s%s",
             config.mode,
@@ -226,6 +227,9 @@ class TwitterSourceTask(SourceTask):
         stream = getattr(self, "stream", None)
         if stream is not None:
             stream.disconnect()
+            # tweepy notices at its next read (a keep-alive at the latest); a stream left
+            # running would reconnect on its own, with this task long gone.
+            self.stream_thread.join(_STOP_WAIT_S)
             try:
                 self.api.remove_rules(self.tag)
             except Exception as exc:  # the rules only matter while a stream is open

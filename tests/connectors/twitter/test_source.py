@@ -202,6 +202,8 @@ def test_a_restarted_stream_catches_up_through_search_without_duplicates(
     got = [k for k, _ in read(connect, topic, 8)]
     assert got == [t["id"] for t in live + missed + [after]]
     assert nothing_more(connect, topic, 8)
+    assert connect.request("DELETE", f"/connectors/{name}").status_code == 204
+    connect.wait_for(lambda: twitter.open_streams == 0, 20, "the stream closed with its task")
 
 
 def test_malformed_payloads_follow_errors_tolerance(
