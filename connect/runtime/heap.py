@@ -14,15 +14,15 @@ import gc
 
 #: Allocations between young-generation collections. CPython's 700 suits programs whose
 #: objects die young in small numbers; a task holds batches of thousands of records, which
-#: survive a few hundred-allocation collections each and so get walked again and again.
-#: Records hold no reference cycles (reference counting frees them), so collecting less
-#: often costs no memory worth having.
+#: survive many 700-allocation collections each and so get walked again and again, and
+#: promoted into the generations whose collections walk everything. Collecting less often
+#: still collects every cycle.
 YOUNG_THRESHOLD = 50_000
 
 
 def freeze_startup_heap() -> None:
-    """Collect start-up garbage, then move every surviving object out of the collector's
-    view, and collect the young generation per batch rather than per few hundred records."""
+    """Collect start-up garbage, move every surviving object out of the collector's view, and
+    collect the young generation per batch rather than per few hundred records."""
     gc.collect()
     gc.freeze()
     _, middle, old = gc.get_threshold()

@@ -16,7 +16,6 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from connect.runtime.errors import RetryWithToleranceOperator
-from connect.runtime.heap import freeze_startup_heap
 from connect.runtime.logging_context import reset_context, set_context
 from connect.runtime.status import ConnectorTaskId, State, Status, StatusListener, TargetState, trace_of
 
@@ -134,9 +133,6 @@ class WorkerTask(ABC):
         token = set_context(self.id.connector, self.id.task)
         try:
             self.initialize_plugin()
-            # The plugin's start imported its libraries (boto3's models, pyarrow, ...): keep
-            # them out of the collections the task's record churn sets off, as start-up's are.
-            freeze_startup_heap()
             if not self.stopping:
                 self._report(State.PAUSED if self.paused else State.RUNNING)
                 self.execute()

@@ -65,13 +65,12 @@ class TwitterSourceTask(SourceTask):
         self.newest: str | None = str(stored["since_id"]) if stored and stored.get("since_id") else None
         self.next_search = 0.0
         self.walk: _Walk | None = None
-        if config.mode == "stream":
-            self.tag = f"sluiceway:{props.get('name', 'twitter')}"
-            self.rule_values = self.api.sync_rules(config.rules, self.tag)
-            self.catching_up = self.newest is not None
-            self.caught_up: set[str] = set()
-            self.stream = Stream(config)
-            self.stream_thread = self.stream.open()
+        # Stream mode sets its rules and connects on the first poll(), where a rate limit or a
+        # cluster of 5xx answers makes the call retriable instead of failing the start.
+        self.tag = f"sluiceway:{props.get('name', 'twitter')}"
+        self.rule_values: dict[str, str] = {}
+        self.catching_up = self.newest is not None
+        self.caught_up: set[str] = set()
         log.info(
             "Twitter source in %s mode, %s%s",
             config.mode,
@@ -84,7 +83,7 @@ class TwitterSourceTask(SourceTask):
     def poll(self) -> list[SourceRecord] | None:
         try:
             if not self.buffer:
-                if self.stream is None:
+                if self.config.mode == "search":
                     self._search()
                 else:
                     self._stream()
@@ -146,7 +145,10 @@ class TwitterSourceTask(SourceTask):
 
     def _stream(self) -> None:
         stream = self.stream
-        assert stream is not None
+        if stream is None:
+            self.rule_values = self.api.sync_rules(self.config.rules, self.tag)
+            stream = self.stream = Stream(self.config)
+            self.stream_thread = stream.open()
         if stream.fatal is not None:
             raise stream.fatal
         if self.catching_up:
