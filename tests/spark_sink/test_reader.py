@@ -27,7 +27,9 @@ from spark_sink.reader.options import parse_options
 from spark_sink.reader.source import SluicewayStreamReader, kafka_schema
 from tests.support import embedded_broker, unique, wait_until
 
-BASE_TS = 1_700_000_000_000
+# An hour ago, to the second: the shared broker's time-based retention (7 days, checked every
+# 5 minutes) would delete records stamped years back in the middle of a long run.
+BASE_TS = (int(time.time()) - 3600) * 1000
 COLUMNS = ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
 
 
