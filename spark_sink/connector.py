@@ -156,8 +156,7 @@ class SparkSinkTask(SinkTask):
         self.inflight = self.pool.submit(self._write, prepared, reports)
 
     def _report(self, record: SinkRecord, reason: str) -> Future[None] | None:
-        where = f"{record.topic}-{record.kafka_partition}@{record.kafka_offset}"
-        error = DataException(f"Record {where} {reason}")
+        error = DataException(f"Record {record.where} {reason}")
         reporter = self.context.errant_record_reporter()
         if reporter is None:
             raise error

@@ -295,3 +295,8 @@ class SinkRecord(ConnectRecord):
     @property
     def topic_partition(self) -> TopicPartition:
         return TopicPartition(self.topic, self.kafka_partition if self.kafka_partition is not None else -1)
+
+    @property
+    def where(self) -> str:
+        """``topic-partition@offset``: how error messages name the record."""
+        return f"{self.topic}-{self.kafka_partition}@{self.kafka_offset}"

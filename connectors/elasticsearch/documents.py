@@ -73,10 +73,6 @@ def index_name(topic: str) -> str:
     return name
 
 
-def describe(record: SinkRecord) -> str:
-    return f"{record.topic}-{record.kafka_partition}@{record.kafka_offset}"
-
-
 class DocumentBuilder:
     def __init__(self, config: ElasticsearchSinkConfig) -> None:
         self.config = config
@@ -113,7 +109,7 @@ class DocumentBuilder:
                 return None
             if c.behavior_on_null_values == "fail":
                 raise DataException(
-                    f"Record {describe(record)} has a null value (a tombstone) and "
+                    f"Record {record.where} has a null value (a tombstone) and "
                     "behavior.on.null.values=fail; set it to ignore or delete"
                 )
             return Action("delete", index, doc_id, self._version(record) if keyed else None, None)
@@ -143,7 +139,7 @@ class DocumentBuilder:
         key = record.key
         if key is None:
             raise DataException(
-                f"Record {describe(record)} has a null key, and the key is the document id "
+                f"Record {record.where} has a null key, and the key is the document id "
                 "(key.ignore=false); set key.ignore=true to use topic+partition+offset"
             )
         if isinstance(key, str):
@@ -156,7 +152,7 @@ class DocumentBuilder:
             except UnicodeDecodeError:
                 pass
         raise DataException(
-            f"Record {describe(record)} has a key of type {type(key).__name__}; a document id must be a "
+            f"Record {record.where} has a key of type {type(key).__name__}; a document id must be a "
             "string or an integer (extract one field with the ExtractField$Key transformation)"
         )
 
@@ -167,12 +163,12 @@ class DocumentBuilder:
         if header:
             found = record.headers.last_with_name(header)
             if found is None or found.value is None:
-                raise DataException(f"Record {describe(record)} has no header {header!r} to version it by")
+                raise DataException(f"Record {record.where} has no header {header!r} to version it by")
             try:
                 return int(found.value if not isinstance(found.value, bytes) else found.value.decode())
             except (TypeError, ValueError):
                 raise DataException(
-                    f"Record {describe(record)}: header {header!r} is {found.value!r}, not a number"
+                    f"Record {record.where}: header {header!r} is {found.value!r}, not a number"
                 ) from None
         return record.original_kafka_offset
 
@@ -194,7 +190,7 @@ class DocumentBuilder:
             if isinstance(parsed, dict):
                 return parsed
         raise DataException(
-            f"Record {describe(record)} has a value of type {type(value).__name__}; an Elasticsearch "
+            f"Record {record.where} has a value of type {type(value).__name__}; an Elasticsearch "
             "document is a JSON object (a struct, a map or JSON text of an object)"
         )
 
@@ -207,7 +203,7 @@ class DocumentBuilder:
                 return
         if record.timestamp is None:
             raise DataException(
-                f"Record {describe(record)} has no timestamp for @timestamp; name a value field in "
+                f"Record {record.where} has no timestamp for @timestamp; name a value field in "
                 "data.stream.timestamp.field"
             )
         document[_TIMESTAMP_FIELD] = _EPOCH + dt.timedelta(milliseconds=record.timestamp)
@@ -217,4 +213,4 @@ def _dumps(document: Any, record: SinkRecord, values: JsonValues) -> bytes:
     try:
         return orjson.dumps(document, default=values.schemaless, option=_ORJSON_OPTIONS)
     except TypeError as exc:
-        raise DataException(f"Record {describe(record)} cannot be written as JSON: {exc}") from None
+        raise DataException(f"Record {record.where} cannot be written as JSON: {exc}") from None

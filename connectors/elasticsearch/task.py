@@ -32,7 +32,7 @@ from connect.api import (
 from connectors.elasticsearch.bulk_items import Outcome, backoff_seconds, classify
 from connectors.elasticsearch.cluster import Cluster, TransientError
 from connectors.elasticsearch.config import ElasticsearchSinkConfig
-from connectors.elasticsearch.documents import Action, DocumentBuilder, describe
+from connectors.elasticsearch.documents import Action, DocumentBuilder
 from connectors.elasticsearch.mapping import index_mapping
 from connectors.elasticsearch.offsets import OffsetTracker, Pending
 
@@ -148,7 +148,7 @@ class ElasticsearchSinkTask(SinkTask):
 
     def _invalid(self, record: SinkRecord, exc: DataException) -> None:
         if self.config.drop_invalid_message:
-            log.warning("Dropping record %s (drop.invalid.message=true): %s", describe(record), exc)
+            log.warning("Dropping record %s (drop.invalid.message=true): %s", record.where, exc)
             return
         reporter = self.context.errant_record_reporter()
         if reporter is None:
@@ -295,7 +295,7 @@ class ElasticsearchSinkTask(SinkTask):
                     self._malformed(item, why)
                 else:
                     raise ConnectException(
-                        f"Elasticsearch refused record {describe(item.record)} "
+                        f"Elasticsearch refused record {item.record.where} "
                         f"({action.op} in {action.index}): {why}"
                     )
             self._done(done)
@@ -319,9 +319,7 @@ class ElasticsearchSinkTask(SinkTask):
 
     def _malformed(self, item: _Item, reason: str) -> None:
         record, action = item.record, item.action
-        message = (
-            f"Elasticsearch refused the document of record {describe(record)} in {action.index}: {reason}"
-        )
+        message = f"Elasticsearch refused the document of record {record.where} in {action.index}: {reason}"
         behavior = self.config.behavior_on_malformed_documents
         if self.tolerate_all:
             # The dead letter queue gets it with the reason, whatever the behaviour says.

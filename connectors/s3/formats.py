@@ -26,10 +26,6 @@ _SPOOL_BYTES = 8 * 1024 * 1024
 _BLOCK_BYTES = 1024 * 1024
 
 
-def describe(record: SinkRecord) -> str:
-    return f"{record.topic}-{record.kafka_partition}@{record.kafka_offset}"
-
-
 @dataclass
 class Finished:
     """An object's content: ``size`` bytes in ``body`` (positioned at 0), ``rows`` records."""
@@ -145,7 +141,7 @@ class JsonLinesFormat(Format):
         try:
             return orjson.dumps(value, default=self.values.schemaless, option=orjson.OPT_NON_STR_KEYS)
         except TypeError as exc:
-            raise DataException(f"Record {describe(record)} cannot be written as JSON: {exc}") from None
+            raise DataException(f"Record {record.where} cannot be written as JSON: {exc}") from None
 
 
 class ByteArrayFormat(Format):
@@ -170,7 +166,7 @@ def _raw_bytes(record: SinkRecord) -> bytes:
     if isinstance(value, str):
         return value.encode()
     raise DataException(
-        f"Record {describe(record)} has a {type(value).__name__} value; ByteArrayFormat writes bytes "
+        f"Record {record.where} has a {type(value).__name__} value; ByteArrayFormat writes bytes "
         "(use the ByteArrayConverter as value.converter)"
     )
 
@@ -200,7 +196,7 @@ class _ParquetFile(ObjectFile):
     def append(self, record: SinkRecord) -> None:
         if not isinstance(record.value, Struct | dict):
             raise DataException(
-                f"Record {describe(record)} has a {type(record.value).__name__} value; Parquet rows are "
+                f"Record {record.where} has a {type(record.value).__name__} value; Parquet rows are "
                 "structs or JSON objects"
             )
         self.records.append(record)

@@ -48,7 +48,6 @@ __all__ = [
     "make_timestamp_extractor",
     "needs_timestamp",
     "parse_timezone",
-    "record_id",
 ]
 
 CONFLUENT_PACKAGE: Final = "io.confluent.connect.storage.partitioner."
@@ -63,11 +62,6 @@ _ONE_MS: Final = datetime.timedelta(milliseconds=1)
 # datetime covers the years 1..9999; a day's margin keeps zone offsets from overflowing it.
 _MIN_MS: Final = (datetime.datetime(1, 1, 2, tzinfo=datetime.UTC) - _EPOCH) // _ONE_MS
 _MAX_MS: Final = (datetime.datetime(9999, 12, 31, tzinfo=datetime.UTC) - _EPOCH) // _ONE_MS
-
-
-def record_id(record: SinkRecord) -> str:
-    """``topic-partition@offset``: how errors name a record."""
-    return f"{record.topic}-{record.kafka_partition}@{record.kafka_offset}"
 
 
 # -- reading (nested) fields of a record value ------------------------------------------------------
@@ -148,7 +142,7 @@ class DefaultPartitioner(Partitioner):
 
     def encode_partition(self, record: SinkRecord, timestamp_ms: int | None) -> str:
         if record.kafka_partition is None:
-            raise DataException(f"Record {record_id(record)}: it has no Kafka partition to partition by")
+            raise DataException(f"Record {record.where}: it has no Kafka partition to partition by")
         return f"partition={record.kafka_partition}"
 
 
@@ -183,7 +177,7 @@ class FieldPartitioner(Partitioner):
             return _partition_text(_read_field(record.value, name))
         except _FieldProblem as problem:
             raise DataException(
-                f"Record {record_id(record)}: cannot partition by field {name!r}: {problem}"
+                f"Record {record.where}: cannot partition by field {name!r}: {problem}"
             ) from None
 
 
@@ -225,11 +219,11 @@ class TimeBasedPartitioner(Partitioner):
     def encode_partition(self, record: SinkRecord, timestamp_ms: int | None) -> str:
         if timestamp_ms is None:
             raise DataException(
-                f"Record {record_id(record)}: no timestamp to partition by (the extractor gave none)"
+                f"Record {record.where}: no timestamp to partition by (the extractor gave none)"
             )
         if not _MIN_MS <= timestamp_ms <= _MAX_MS:
             raise DataException(
-                f"Record {record_id(record)}: timestamp {timestamp_ms} ms is outside the years 1 to 9999"
+                f"Record {record.where}: timestamp {timestamp_ms} ms is outside the years 1 to 9999"
             )
         try:
             start = self.partition_start_ms(timestamp_ms)
@@ -240,7 +234,7 @@ class TimeBasedPartitioner(Partitioner):
                 encoded = self._encoded[start] = self._directory(start)
         except OverflowError:  # a partition.duration.ms so long the partition starts before year 1
             raise DataException(
-                f"Record {record_id(record)}: the partition of {timestamp_ms} ms would start before year 1"
+                f"Record {record.where}: the partition of {timestamp_ms} ms would start before year 1"
             ) from None
         return encoded
 
@@ -659,7 +653,7 @@ class RecordTimestampExtractor(TimestampExtractor):
     def extract(self, record: SinkRecord, now_ms: int) -> int | None:
         if record.timestamp is None:
             raise DataException(
-                f"Record {record_id(record)}: it has no Kafka timestamp (timestamp.extractor=Record)"
+                f"Record {record.where}: it has no Kafka timestamp (timestamp.extractor=Record)"
             )
         return record.timestamp
 
@@ -715,7 +709,7 @@ class RecordFieldTimestampExtractor(TimestampExtractor):
             return _timestamp_ms(_read_field(record.value, self.timestamp_field))
         except _FieldProblem as problem:
             raise DataException(
-                f"Record {record_id(record)}: cannot read timestamp field {self.timestamp_field!r}: {problem}"
+                f"Record {record.where}: cannot read timestamp field {self.timestamp_field!r}: {problem}"
             ) from None
 
 

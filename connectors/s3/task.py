@@ -148,11 +148,7 @@ class S3SinkTask(SinkTask):
             store.close()
 
     def _report(self, record: SinkRecord, reason: str) -> None:
-        error = DataException(
-            reason
-            if reason.startswith("Record ")
-            else f"Record {record.topic}-{record.kafka_partition}@{record.kafka_offset}: {reason}"
-        )
+        error = DataException(reason if reason.startswith("Record ") else f"Record {record.where}: {reason}")
         reporter = self.context.errant_record_reporter()
         if reporter is None:
             raise error

@@ -105,7 +105,7 @@ class PartitionWriter:
         try:
             if record.value is None:
                 raise DataException(
-                    f"Record {_where(record)} has a null value (a tombstone) and behavior.on.null.values=fail"
+                    f"Record {record.where} has a null value (a tombstone) and behavior.on.null.values=fail"
                 )
             time_ms = self.extractor.extract(record, now_ms) if self.needs_time else None
             if (
@@ -217,10 +217,6 @@ class PartitionWriter:
         shift = int(offset.total_seconds() * 1000) if offset is not None else 0
         local = now_ms + shift
         return local - local % interval + interval - shift
-
-
-def _where(record: SinkRecord) -> str:
-    return f"{record.topic}-{record.kafka_partition}@{record.kafka_offset}"
 
 
 def _probe(tp: TopicPartition) -> SinkRecord:

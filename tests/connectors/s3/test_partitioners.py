@@ -42,7 +42,6 @@ from connectors.s3.partitioners import (
     make_timestamp_extractor,
     needs_timestamp,
     parse_timezone,
-    record_id,
 )
 
 UTC = datetime.UTC
@@ -169,8 +168,8 @@ def test_the_partitioned_path_is_topic_delimiter_partition() -> None:
     assert p.partitioned_path("orders", "partition=3") == "orders#partition=3"
 
 
-def test_record_id_is_topic_partition_at_offset() -> None:
-    assert record_id(rec()) == RID
+def test_records_are_named_topic_partition_at_offset() -> None:
+    assert rec().where == RID
 
 
 # -- DefaultPartitioner ---------------------------------------------------------------------------------
