@@ -1,4 +1,5 @@
-"""What to do with each item of a bulk response, and how long to back off. Pure.
+"""What to do with each item of a bulk response. Pure. (Backoff between retries lives in
+``connect.api.retry``.)
 
 Elasticsearch answers a bulk request item by item; the request as a whole succeeds even
 when items fail, so each item is told apart:
@@ -15,7 +16,6 @@ when items fail, so each item is told apart:
 from __future__ import annotations
 
 import enum
-import random
 from typing import Any
 
 
@@ -72,12 +72,3 @@ def describe_error(error: Any) -> str:
     if isinstance(cause, dict):
         text += f" (caused by {cause.get('type', 'error')}: {cause.get('reason', '')})"
     return text
-
-
-def backoff_seconds(attempt: int, base_ms: int, rng: random.Random | None = None) -> float:
-    """The wait before retry ``attempt`` (0 for the first): jittered, between half and all of
-    ``base_ms * 2^attempt``, so tasks that failed together do not retry together."""
-    if base_ms <= 0:
-        return 0.0
-    ceiling = base_ms * 2 ** min(attempt, 24) / 1000
-    return (rng or random).uniform(ceiling / 2, ceiling)

@@ -29,7 +29,8 @@ from connect.api import (
     SinkTask,
     TopicPartition,
 )
-from connectors.elasticsearch.bulk_items import Outcome, backoff_seconds, classify
+from connect.api.retry import backoff_seconds
+from connectors.elasticsearch.bulk_items import Outcome, classify
 from connectors.elasticsearch.cluster import Cluster, TransientError
 from connectors.elasticsearch.config import ElasticsearchSinkConfig
 from connectors.elasticsearch.documents import Action, DocumentBuilder

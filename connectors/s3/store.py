@@ -10,7 +10,6 @@ refused credentials: retrying cannot help, the task fails saying which key to fi
 from __future__ import annotations
 
 import logging
-import random
 import threading
 from collections.abc import Callable, Iterator
 from typing import IO, Any, TypeVar
@@ -20,6 +19,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
 from connect.api import ConnectException
+from connect.api.retry import backoff_seconds
 from connectors.s3.config import S3SinkConfig
 
 log = logging.getLogger(__name__)
@@ -46,14 +46,6 @@ _CREDENTIAL_CODES = frozenset(
 
 class TransientStoreError(Exception):
     """A request kept failing in a way that may pass: retry the operation later."""
-
-
-def backoff_seconds(attempt: int, base_ms: int) -> float:
-    """Jittered: between half and all of ``base_ms * 2^attempt``."""
-    if base_ms <= 0:
-        return 0.0
-    ceiling = base_ms * 2 ** min(attempt, 20) / 1000
-    return random.uniform(ceiling / 2, ceiling)
 
 
 class Store:

@@ -15,6 +15,7 @@ from connect.api import (
     SinkTask,
     TopicPartition,
 )
+from connect.api.retry import backoff_seconds
 from connectors.s3.config import S3SinkConfig
 from connectors.s3.formats import make_format
 from connectors.s3.objects import Naming, resume_offset
@@ -24,7 +25,7 @@ from connectors.s3.partitioners import (
     make_timestamp_extractor,
     needs_timestamp,
 )
-from connectors.s3.store import Store, TransientStoreError, backoff_seconds
+from connectors.s3.store import Store, TransientStoreError
 from connectors.s3.writer import PartitionWriter
 
 log = logging.getLogger(__name__)

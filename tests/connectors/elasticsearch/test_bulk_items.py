@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from connectors.elasticsearch.bulk_items import Outcome, backoff_seconds, classify, describe_error
+from connect.api.retry import backoff_seconds
+from connectors.elasticsearch.bulk_items import Outcome, classify, describe_error
 
 
 def _error(kind: str, reason: str = "why", **extra: object) -> dict[str, object]:
