@@ -11,6 +11,10 @@ This package imports nothing from the runtime; plugins import only from here.
 - Transforms: ``Transformation``, ``Predicate``; converters: ``Converter``, ``HeaderConverter``.
 - Errors: ``ConnectException``, ``RetriableException``, ``DataException``.
 - ``compile_java_regex``: the Java regexes Kafka configs carry, compiled for Python.
+
+Modules imported on their own, for sinks that need them: ``connect.api.arrow`` (records as
+Arrow tables; needs pyarrow), ``connect.api.json_values`` (Connect values as JSON values),
+``connect.api.retry`` (jittered exponential backoff).
 """
 
 from pydantic import Field, SecretStr

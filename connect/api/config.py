@@ -50,6 +50,19 @@ def _kafka_boolean(value: Any) -> Any:
 
 
 Boolean = Annotated[bool, BeforeValidator(_kafka_boolean)]
+
+
+def lower_case(value: Any) -> Any:
+    """For ``BeforeValidator``: enumerated keys Kafka compares case-insensitively
+    (``IGNORE`` or ``ignore``), trimmed and lower-cased before the ``Literal`` check."""
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+def upper_case(value: Any) -> Any:
+    """For ``BeforeValidator``: like ``lower_case``, for choices written in upper case."""
+    return value.strip().upper() if isinstance(value, str) else value
+
+
 """Kafka's BOOLEAN type: ``true`` or ``false`` in any case, nothing else (pydantic's own
 ``bool`` would also take ``yes``, ``on`` or ``1``)."""
 

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from pydantic import BeforeValidator, field_validator
 
 from connect.api import Boolean, CommaList, ConfigIssue, ConnectorConfig, Field, SecretStr, importance
+from connect.api.config import lower_case, upper_case
 
 CONNECTOR = "Connector"
 CONVERSION = "Data Conversion"
@@ -32,20 +33,12 @@ _DATA_STREAM_PART = re.compile(r'^[^\\/*?"<>| ,#:\-A-Z]{1,100}$')
 _TOPIC_PLACEHOLDER = "${topic}"
 
 
-def _lower(value: Any) -> Any:
-    return value.strip().lower() if isinstance(value, str) else value
-
-
-def _upper(value: Any) -> Any:
-    return value.strip().upper() if isinstance(value, str) else value
-
-
-WriteMethod = Annotated[Literal["insert", "upsert"], BeforeValidator(_lower)]
-NullValues = Annotated[Literal["ignore", "delete", "fail"], BeforeValidator(_lower)]
-MalformedDocuments = Annotated[Literal["ignore", "warn", "fail"], BeforeValidator(_lower)]
-DataStreamType = Annotated[Literal["logs", "metrics", "none"], BeforeValidator(_lower)]
-SecurityProtocol = Annotated[Literal["PLAINTEXT", "SSL"], BeforeValidator(_upper)]
-StoreType = Annotated[Literal["PEM", "PKCS12", "JKS"], BeforeValidator(_upper)]
+WriteMethod = Annotated[Literal["insert", "upsert"], BeforeValidator(lower_case)]
+NullValues = Annotated[Literal["ignore", "delete", "fail"], BeforeValidator(lower_case)]
+MalformedDocuments = Annotated[Literal["ignore", "warn", "fail"], BeforeValidator(lower_case)]
+DataStreamType = Annotated[Literal["logs", "metrics", "none"], BeforeValidator(lower_case)]
+SecurityProtocol = Annotated[Literal["PLAINTEXT", "SSL"], BeforeValidator(upper_case)]
+StoreType = Annotated[Literal["PEM", "PKCS12", "JKS"], BeforeValidator(upper_case)]
 
 
 class ElasticsearchSinkConfig(ConnectorConfig):

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator
 
 from connect.api import CommaList, ConfigIssue, ConnectorConfig, Field, SecretStr, importance
+from connect.api.config import lower_case, upper_case
 
 S3 = "S3"
 STORAGE = "Storage"
@@ -35,18 +36,12 @@ FORMATS = {
 }
 
 
-def _lower(value: Any) -> Any:
-    return value.strip().lower() if isinstance(value, str) else value
-
-
-def _upper(value: Any) -> Any:
-    return value.strip().upper() if isinstance(value, str) else value
-
-
-NullValues = Annotated[Literal["ignore", "fail"], BeforeValidator(_lower)]
-Compression = Annotated[Literal["none", "gzip"], BeforeValidator(_lower)]
-DecimalFormat = Annotated[Literal["BASE64", "NUMERIC"], BeforeValidator(_upper)]
-ParquetCodec = Annotated[Literal["none", "snappy", "gzip", "zstd", "lz4", "brotli"], BeforeValidator(_lower)]
+NullValues = Annotated[Literal["ignore", "fail"], BeforeValidator(lower_case)]
+Compression = Annotated[Literal["none", "gzip"], BeforeValidator(lower_case)]
+DecimalFormat = Annotated[Literal["BASE64", "NUMERIC"], BeforeValidator(upper_case)]
+ParquetCodec = Annotated[
+    Literal["none", "snappy", "gzip", "zstd", "lz4", "brotli"], BeforeValidator(lower_case)
+]
 
 
 class S3SinkConfig(ConnectorConfig):

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator
 
 from connect.api import CommaList, ConfigIssue, ConnectorConfig, Field, SecretStr, importance
+from connect.api.config import lower_case
 
 TWITTER = "Twitter"
 _twitter = partial(importance, group=TWITTER)
@@ -29,11 +30,7 @@ _OAUTH1_KEYS = (
 )
 
 
-def _lower(value: Any) -> Any:
-    return value.strip().lower() if isinstance(value, str) else value
-
-
-Mode = Annotated[Literal["search", "stream"], BeforeValidator(_lower)]
+Mode = Annotated[Literal["search", "stream"], BeforeValidator(lower_case)]
 
 
 class TwitterSourceConfig(ConnectorConfig):
