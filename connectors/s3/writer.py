@@ -23,7 +23,13 @@ from connect.api import DataException, SinkRecord, TopicPartition
 from connectors.s3.config import S3SinkConfig
 from connectors.s3.formats import Finished, Format, ObjectFile
 from connectors.s3.objects import RANGE_END, RANGE_START, RECORDS, Naming
-from connectors.s3.partitioners import DefaultPartitioner, Partitioner, TimestampExtractor, parse_timezone
+from connectors.s3.partitioners import (
+    DefaultPartitioner,
+    Partitioner,
+    TimestampExtractor,
+    floor_timestamp,
+    parse_timezone,
+)
 from connectors.s3.store import Store
 
 log = logging.getLogger(__name__)
@@ -213,10 +219,8 @@ class PartitionWriter:
         interval = self.config.rotate_schedule_interval_ms
         if interval <= 0:
             return None
-        offset = dt.datetime.fromtimestamp(now_ms / 1000, self.tz).utcoffset()
-        shift = int(offset.total_seconds() * 1000) if offset is not None else 0
-        local = now_ms + shift
-        return local - local % interval + interval - shift
+        # The partitioner's flooring: the same wall-time periods, DST changes included.
+        return floor_timestamp(now_ms, interval, self.tz) + interval
 
 
 def _probe(tp: TopicPartition) -> SinkRecord:
