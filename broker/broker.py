@@ -15,13 +15,19 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from broker.authorizer.authorizer import Authorizer, create_authorizer
 from broker.config import BrokerConfig, Listener
 from broker.group.coordinator import GroupCoordinator
 from broker.logs import LogManager
+from broker.metrics import BrokerMetrics
 from broker.protocol.build import build
 from broker.protocol.codec import EncodedBody, response_class
+from broker.security.scram_store import ScramStore
 
 log = logging.getLogger(__name__)
+
+
+ANONYMOUS = "User:ANONYMOUS"
 
 
 @dataclass(slots=True)
@@ -32,6 +38,10 @@ class RequestContext:
     correlation_id: int
     client_id: str | None
     client_host: str
+    # Who the connection authenticated as (Kafka's KafkaPrincipal, "User:<name>"); the
+    # listener's security protocol decides how, ANONYMOUS on a PLAINTEXT listener.
+    principal: str = ANONYMOUS
+    listener: str = "PLAINTEXT"
 
     def respond(self, data: dict[str, Any] | None = None, /, **fields: Any) -> Any:
         """The response entity of this request's API and version, built from plain data."""
@@ -47,9 +57,13 @@ class Broker:
         self.clock_ms = clock_ms or (lambda: int(time.time() * 1000))
         self.logs = LogManager(config, self.clock_ms)
         self.groups = GroupCoordinator(config, self.logs, self.clock_ms)
+        self.metrics = BrokerMetrics()
+        self.metrics.attach(self)
         self.node_id = config.node
         self.endpoints: list[Listener] = []  # advertised, with real ports once bound
         self._cache: dict[Any, tuple[int, EncodedBody]] = {}
+        self.scram: ScramStore  # SCRAM credentials, in the data directory once open
+        self.authorizer: Authorizer | None = None  # set by open() when authorizer.class.name is set
 
     @property
     def cluster_id(self) -> str:
@@ -59,9 +73,23 @@ class Broker:
     def endpoint(self) -> Listener:
         return self.endpoints[0]
 
+    def endpoint_for(self, listener: str) -> Listener:
+        """The advertised endpoint of ``listener``: Kafka answers Metadata with the brokers'
+        endpoints of the listener the request came in on."""
+        for ep in self.endpoints:
+            if ep.name == listener:
+                return ep
+        return self.endpoints[0]
+
     def open(self) -> None:
         self.logs.open()
-        self.groups.load()
+        try:
+            self.scram = ScramStore(self.logs.data_dir)
+            self.authorizer = create_authorizer(self.config, self.logs.data_dir)
+            self.groups.load()
+        except BaseException:
+            self.logs.close()  # releases log.dirs' lock: a corrected config can start at once
+            raise
 
     def close(self) -> None:
         self.groups.shutdown()

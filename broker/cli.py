@@ -18,6 +18,7 @@ import sys
 from broker.config import BrokerConfig, ConfigError, load_config
 from broker.logs import BrokerLocked
 from broker.properties import PropertiesError, load_properties, parse_overrides
+from broker.security.scram_bootstrap import add_scram_users, parse_add_scram
 from broker.server import BrokerServer, _new_loop
 from broker.storage.log import StorageError
 
@@ -33,6 +34,13 @@ def build_parser(prog: str = "connect-broker") -> argparse.ArgumentParser:
         default=[],
         metavar="KEY=VALUE",
         help="override a property from the file (repeatable)",
+    )
+    p.add_argument(
+        "--add-scram",
+        action="append",
+        default=[],
+        metavar="'SCRAM-SHA-256=[name=alice,password=...]'",
+        help="store a SCRAM user in log.dirs before starting (repeatable; kafka-storage format --add-scram)",
     )
     p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
     return p
@@ -68,9 +76,12 @@ def main(argv: list[str] | None = None, prog: str = "connect-broker") -> int:
     configure_logging(args.log_level)
     try:
         config = load(args)
-    except (PropertiesError, ConfigError) as exc:
+        scram_users = [parse_add_scram(spec) for spec in args.add_scram]
+    except (PropertiesError, ConfigError, ValueError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
+    if scram_users:
+        add_scram_users(config.data_dir, scram_users)
     try:
         with asyncio.Runner(loop_factory=_new_loop) as runner:
             runner.run(_serve(config))

@@ -35,16 +35,18 @@ def parse_listeners(value: str) -> list[Listener]:
     for item in (v.strip() for v in value.split(",")):
         if not item:
             continue
-        parts = urlsplit(item)
-        if not parts.scheme or "//" not in item:
+        # Listener names may hold "_" (SASL_SSL), which URL schemes may not: split it off first.
+        name, sep, address = item.partition("://")
+        if not sep or not name.strip():
             raise ValueError(f"listener {item!r} is not of the form NAME://host:port")
+        parts = urlsplit("//" + address)
         try:
             port = parts.port
         except ValueError:
             raise ValueError(f"listener {item!r} has an invalid port") from None
         if port is None:
             raise ValueError(f"listener {item!r} has no port")
-        out.append(Listener(parts.scheme.upper(), parts.hostname or "", port))
+        out.append(Listener(name.strip().upper(), parts.hostname or "", port))
     if not out:
         raise ValueError("no listener given")
     return out
@@ -62,6 +64,8 @@ class BrokerConfig(BaseModel):
     cluster_id: str | None = Field(None, alias="cluster.id")
     listeners: str = Field("PLAINTEXT://127.0.0.1:9092", alias="listeners")
     advertised_listeners: str | None = Field(None, alias="advertised.listeners")
+    # Sluiceway's own: Prometheus metrics over HTTP (Kafka exposes JMX instead).
+    metrics_listener: str | None = Field(None, alias="metrics.listener")
     log_dirs: str = Field("/tmp/sluiceway-logs", alias="log.dirs")
     log_dir: str | None = Field(None, alias="log.dir")
     num_partitions: int = Field(1, alias="num.partitions", ge=1)
@@ -114,7 +118,16 @@ class BrokerConfig(BaseModel):
     num_io_threads: int = Field(8, alias="num.io.threads", ge=1)
     num_network_threads: int = Field(3, alias="num.network.threads", ge=1)
     connections_max_idle_ms: int = Field(600000, alias="connections.max.idle.ms", ge=0)
+    max_connections: int = Field(2**31 - 1, alias="max.connections", ge=0)
+    max_connections_per_ip: int = Field(2**31 - 1, alias="max.connections.per.ip", ge=0)
+    max_connections_per_ip_overrides: str = Field("", alias="max.connections.per.ip.overrides")
+    # Sluiceway's own (Kafka has no key for it): a started request must arrive in this time.
+    socket_request_read_timeout_ms: int = Field(30000, alias="socket.request.read.timeout.ms", ge=1)
     fetch_max_bytes: int = Field(57671680, alias="fetch.max.bytes", ge=1024)
+    # Authorization (broker.authorizer): empty class name = no authorizer, everything allowed.
+    authorizer_class_name: str = Field("", alias="authorizer.class.name")
+    super_users: str = Field("", alias="super.users")
+    allow_everyone_if_no_acl_found: bool = Field(False, alias="allow.everyone.if.no.acl.found")
 
     @field_validator("log_cleanup_policy")
     @classmethod
@@ -129,6 +142,38 @@ class BrokerConfig(BaseModel):
     def _ts_type(cls, v: str) -> str:
         if v not in ("CreateTime", "LogAppendTime"):
             raise ValueError("must be CreateTime or LogAppendTime")
+        return v
+
+    @field_validator("metrics_listener")
+    @classmethod
+    def _metrics_listener(cls, v: str | None) -> str | None:
+        if v:
+            from broker.metrics_server import parse_metrics_listener
+
+            parse_metrics_listener(v)
+        return v or None
+
+    @field_validator("max_connections_per_ip_overrides")
+    @classmethod
+    def _per_ip_overrides(cls, v: str) -> str:
+        from broker.connection_limits import parse_overrides
+
+        parse_overrides(v)
+        return v
+
+    @field_validator("authorizer_class_name")
+    @classmethod
+    def _authorizer(cls, v: str) -> str:
+        from broker.authorizer.authorizer import check_authorizer_class
+
+        return check_authorizer_class(v)
+
+    @field_validator("super_users")
+    @classmethod
+    def _super_users(cls, v: str) -> str:
+        from broker.authorizer.authorizer import parse_super_users
+
+        parse_super_users(v)
         return v
 
     @field_validator("listeners", "advertised_listeners")
@@ -202,7 +247,10 @@ def load_config(values: dict[str, str]) -> BrokerConfig:
             key = ".".join(str(p) for p in err["loc"])
             problems.append(f"{key}: {err['msg']} (got {err.get('input')!r})")
         raise ConfigError("invalid broker configuration:\n  " + "\n  ".join(problems)) from None
-    unknown = sorted((cfg.model_extra or {}).keys())
+    from broker.security.listeners import is_security_key
+
+    # Listener security keys (ssl.*, sasl.*, listener.name.*) are read by broker.security.
+    unknown = sorted(k for k in (cfg.model_extra or {}) if not is_security_key(k))
     if unknown:
         log.warning("ignoring unknown broker config keys: %s", ", ".join(unknown))
     return cfg

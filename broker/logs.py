@@ -21,9 +21,11 @@ from collections.abc import Callable, Iterator
 from typing import Final
 
 from broker.config import BrokerConfig, new_cluster_id
+from broker.descriptors import check_room_for
 from broker.metadata import MetadataStore, TopicInfo, validate_topic_name
 from broker.periodic import every
 from broker.storage import cleaner
+from broker.storage.durable_file import replace_durably
 from broker.storage.log import PartitionLog, StorageError
 from broker.topic_config import TopicConfig, effective, validate_overrides
 
@@ -73,12 +75,7 @@ def _read_checkpoint(path: str) -> dict[TopicPartition, int]:
 
 def _write_checkpoint(path: str, values: dict[TopicPartition, int]) -> None:
     body = f"0\n{len(values)}\n" + "".join(f"{t} {p} {o}\n" for (t, p), o in sorted(values.items()))
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(body)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    replace_durably(path, body.encode())
 
 
 class LogManager:
@@ -90,6 +87,9 @@ class LogManager:
         self._lock_fd = -1
         self._waiters: dict[TopicPartition, set[asyncio.Future[None]]] = {}
         self._tasks: list[asyncio.Task[None]] = []
+        # Topics whose partitions are being created or added off the event loop: not visible
+        # yet (creates) or not to be grown twice at once (adds).
+        self._changing: set[str] = set()
         self.cluster_id = ""
         self.metadata: MetadataStore
 
@@ -212,7 +212,7 @@ class LogManager:
     def check_new_topic(self, name: str, partitions: int, configs: dict[str, str | None]) -> dict[str, str]:
         """Validate a topic creation; returns the normalised config overrides."""
         validate_topic_name(name)
-        if name in self.metadata.topics:
+        if name in self.metadata.topics or name in self._changing:
             raise TopicExists(f"Topic '{name}' already exists.")
         if partitions < 1:
             raise InvalidPartitions(f"Number of partitions must be larger than 0 (got {partitions}).")
@@ -221,31 +221,74 @@ class LogManager:
                 f"Number of partitions {partitions} exceeds this broker's limit of "
                 f"{MAX_PARTITIONS_PER_TOPIC} per topic."
             )
-        return validate_overrides(configs)
+        overrides = validate_overrides(configs)
+        self._check_room(partitions)
+        return overrides
+
+    def _check_room(self, partitions: int) -> None:
+        problem = check_room_for(partitions, len(self.logs))
+        if problem is not None:
+            raise InvalidPartitions(problem)
 
     def create_topic(
         self, name: str, partitions: int, configs: dict[str, str | None] | None = None, internal: bool = False
     ) -> TopicInfo:
+        """Create a topic here and now (auto-creation and internal topics: a few partitions)."""
         overrides = self.check_new_topic(name, partitions, configs or {})
         info = TopicInfo(name, uuid.uuid4(), partitions, overrides, internal)
+        return self._publish(info, self._open_logs(info, range(partitions)))
+
+    async def create_topic_off_loop(
+        self, name: str, partitions: int, configs: dict[str, str | None] | None = None
+    ) -> TopicInfo:
+        """Create a topic, opening its partition logs on a worker thread: thousands of
+        partitions take seconds of file system work, which must not stall every client.
+        The name is reserved meanwhile, and the topic appears only once all its logs exist."""
+        overrides = self.check_new_topic(name, partitions, configs or {})
+        info = TopicInfo(name, uuid.uuid4(), partitions, overrides)
+        self._changing.add(name)
         try:
-            for p in range(partitions):
-                self._open_log(info, p)
-            self.metadata.topics[name] = info
+            logs = await asyncio.to_thread(self._open_logs, info, range(partitions))
+        finally:
+            self._changing.discard(name)
+        return self._publish(info, logs)
+
+    def _open_logs(self, info: TopicInfo, partitions: range) -> list[PartitionLog]:
+        """New partition logs of ``info``, registered nowhere yet (safe on any thread); on a
+        storage error, whatever was made is removed again."""
+        config = self.topic_config(info)
+        made: list[PartitionLog] = []
+        try:
+            for p in partitions:
+                made.append(PartitionLog(self._dir(info.name, p), info.name, p, config, 0, self._clock_ms))
+        except OSError as exc:
+            self._remove_logs(info.name, made, partitions)
+            raise StorageError(f"cannot create partitions of topic {info.name}: {exc.strerror}") from exc
+        return made
+
+    def _remove_logs(self, name: str, made: list[PartitionLog], partitions: range) -> None:
+        for plog in made:
+            plog.close_for_delete()
+        for p in partitions:
+            shutil.rmtree(self._dir(name, p), ignore_errors=True)
+
+    def _publish(self, info: TopicInfo, logs: list[PartitionLog]) -> TopicInfo:
+        for plog in logs:
+            self.logs[(info.name, plog.partition)] = plog
+        self.metadata.topics[info.name] = info
+        try:
             self.metadata.save()
         except OSError as exc:
-            for p in range(partitions):
-                plog = self.logs.pop((name, p), None)
-                if plog is not None:
-                    plog.close_for_delete()
-                shutil.rmtree(self._dir(name, p), ignore_errors=True)
-            self.metadata.topics.pop(name, None)
-            raise StorageError(f"cannot create topic {name}: {exc.strerror}") from exc
+            for plog in logs:
+                self.logs.pop((info.name, plog.partition), None)
+            self.metadata.topics.pop(info.name, None)
+            self._remove_logs(info.name, logs, range(info.partitions))
+            raise StorageError(f"cannot create topic {info.name}: {exc.strerror}") from exc
         log.info(
             "created topic %s with %d partitions%s",
-            name,
-            partitions,
-            f" and configs {overrides}" if overrides else "",
+            info.name,
+            info.partitions,
+            f" and configs {info.configs}" if info.configs else "",
         )
         return info
 
@@ -269,10 +312,12 @@ class LogManager:
             shutil.rmtree(path, ignore_errors=True)
         log.info("deleted topic %s", name)
 
-    def add_partitions(self, name: str, count: int, validate_only: bool = False) -> None:
+    def check_add_partitions(self, name: str, count: int) -> TopicInfo:
         info = self.metadata.topics.get(name)
         if info is None:
             raise UnknownTopic(name)
+        if name in self._changing:
+            raise InvalidPartitions(f"Partitions are being added to topic {name} already.")
         if count > MAX_PARTITIONS_PER_TOPIC:
             raise InvalidPartitions(
                 f"Number of partitions {count} exceeds this broker's limit of "
@@ -283,11 +328,33 @@ class LogManager:
                 f"Topic currently has {info.partitions} partitions, which is higher than or equal to "
                 f"the requested {count}."
             )
-        if validate_only:
-            return
-        for p in range(info.partitions, count):
-            self._open_log(info, p)
-        info.partitions = count
+        self._check_room(count - info.partitions)
+        return info
+
+    def add_partitions(self, name: str, count: int, validate_only: bool = False) -> None:
+        info = self.check_add_partitions(name, count)
+        if not validate_only:
+            self._grow(info, self._open_logs(info, range(info.partitions, count)))
+
+    async def add_partitions_off_loop(self, name: str, count: int) -> None:
+        """``add_partitions`` with the new logs opened on a worker thread (see create_topic_off_loop)."""
+        info = self.check_add_partitions(name, count)
+        new = range(info.partitions, count)
+        self._changing.add(name)
+        try:
+            logs = await asyncio.to_thread(self._open_logs, info, new)
+        finally:
+            self._changing.discard(name)
+        if self.metadata.topics.get(name) is not info:
+            # Deleted meanwhile (not re-created: the name is reserved until now).
+            self._remove_logs(name, logs, new)
+            raise UnknownTopic(name)
+        self._grow(info, logs)
+
+    def _grow(self, info: TopicInfo, logs: list[PartitionLog]) -> None:
+        for plog in logs:
+            self.logs[(info.name, plog.partition)] = plog
+        info.partitions += len(logs)
         self.metadata.save()
 
     def set_topic_configs(self, name: str, overrides: dict[str, str]) -> None:

@@ -16,6 +16,8 @@ from typing import Any, Final
 
 import orjson
 
+from broker.storage.durable_file import replace_durably
+
 _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_TOPIC_LENGTH: Final = 249
 PRODUCER_ID_BLOCK: Final = 1000
@@ -95,17 +97,7 @@ class MetadataStore:
             },
             option=orjson.OPT_INDENT_2,
         )
-        tmp = self.path + ".tmp"
-        with open(tmp, "wb") as f:
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
-        dfd = os.open(os.path.dirname(self.path) or ".", os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        replace_durably(self.path, payload)
 
     def allocate_producer_id(self) -> int:
         if self.next_producer_id >= self.producer_id_limit:

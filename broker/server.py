@@ -11,24 +11,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import socket
 import threading
+import time
 from collections.abc import Callable
-from typing import Final
 
 from broker.broker import Broker, RequestContext
 from broker.config import BrokerConfig, Listener
+from broker.connection_limits import ConnectionLimits, drain_if_full, parse_overrides, read_frame
+from broker.descriptors import raise_soft_limit
 from broker.handlers import HANDLERS
 from broker.handlers.api_versions import unsupported_version_response
+from broker.metrics_server import MetricsServer
 from broker.periodic import every
 from broker.protocol.codec import ProtocolError, UnsupportedVersion, decode_request, encode_response
-from broker.protocol.framing import FrameTooLarge, frame_size
+from broker.protocol.framing import FrameTooLarge
 from broker.protocol.versions import ApiKey
+from broker.security.connection import ConnectionSecurity
+from broker.security.listeners import PLAINTEXT_LISTENER, ListenerSecurity, listener_security
 
 log = logging.getLogger(__name__)
-
-_WRITE_HIGH_WATER: Final = 4 << 20
 
 
 class BrokerServer:
@@ -38,9 +42,15 @@ class BrokerServer:
         self._servers: list[asyncio.Server] = []
         self._connections: set[asyncio.Task[None]] = set()
         self._reported: set[tuple[int, str]] = set()
+        self._limits = ConnectionLimits(
+            config.max_connections,
+            config.max_connections_per_ip,
+            parse_overrides(config.max_connections_per_ip_overrides),
+        )
         self._stopped = asyncio.Event()
         self._closing = False
         self._tasks: list[asyncio.Task[None]] = []
+        self.metrics_server: MetricsServer | None = None
 
     @property
     def endpoints(self) -> list[Listener]:
@@ -52,16 +62,23 @@ class BrokerServer:
         return f"{ep.host}:{ep.port}"
 
     async def start(self) -> None:
+        # Three open files per partition plus a socket per client: take what the hard limit
+        # allows, as the JVM does for Kafka.
+        raise_soft_limit()
         self.broker.open()
         listeners = self.config.listener_list()
         advertised = {a.name: a for a in self.config.advertised_list()}
         endpoints = []
         try:
             for lst in listeners:
-                if lst.name not in ("PLAINTEXT",):
-                    raise ValueError(f"listener {lst}: only PLAINTEXT listeners are supported")
+                security = listener_security(lst.name, self.config.model_extra or {})
                 server = await asyncio.start_server(
-                    self._serve_connection, lst.host or None, lst.port, reuse_address=True, limit=1 << 16
+                    functools.partial(self._serve_connection, security=security),
+                    lst.host or None,
+                    lst.port,
+                    reuse_address=True,
+                    limit=1 << 16,
+                    ssl=security.ssl_context,
                 )
                 self._servers.append(server)
                 port = server.sockets[0].getsockname()[1]
@@ -74,6 +91,15 @@ class BrokerServer:
             self.broker.close()
             raise
         self.broker.endpoints = endpoints
+        if self.config.metrics_listener:
+            self.metrics_server = MetricsServer(self.config.metrics_listener, self.broker.metrics.registry)
+            try:
+                await self.metrics_server.start()
+            except BaseException:
+                for s in self._servers:
+                    s.close()
+                self.broker.close()
+                raise
         self.broker.logs.start_background()
         self._tasks.append(
             every(
@@ -100,6 +126,8 @@ class BrokerServer:
         self._closing = True
         for task in self._tasks:
             task.cancel()
+        if self.metrics_server is not None:
+            await self.metrics_server.stop()
         for s in self._servers:
             s.close()
         for task in list(self._connections):
@@ -119,24 +147,36 @@ class BrokerServer:
 
     # -- connections -------------------------------------------------------------------
 
-    async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _serve_connection(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        security: ListenerSecurity = PLAINTEXT_LISTENER,
+    ) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
         peer = writer.get_extra_info("peername")
         host = str(peer[0]) if peer else "?"
         where = f"{host}:{peer[1]}" if peer else "?"
+        refused = self._limits.admit(host)
+        if refused is not None:
+            log.info("rejected connection from %s: %s", where, refused)
+            self._connections.discard(task)
+            writer.close()
+            return
         client_id: str | None = None
         idle_s = self.config.connections_max_idle_ms / 1000 or None
+        read_s = self.config.socket_request_read_timeout_ms / 1000
+        metrics = self.broker.metrics
+        # Who the connection is: a certificate's DN on SSL, the SASL user once authenticated.
+        conn = ConnectionSecurity(security, self.broker.scram, writer.get_extra_info("ssl_object"))
         try:
             while True:
-                try:
-                    prefix = await asyncio.wait_for(reader.readexactly(4), idle_s)
-                except TimeoutError:
+                frame = await read_frame(reader, idle_s, read_s, self.config.socket_request_max_bytes)
+                if frame is None:
                     log.debug("closing idle connection from %s", where)
                     return
-                size = frame_size(prefix, self.config.socket_request_max_bytes)
-                frame = await reader.readexactly(size)
                 try:
                     req = decode_request(frame)
                 except UnsupportedVersion as exc:
@@ -147,8 +187,24 @@ class BrokerServer:
                     return
                 client_id = req.client_id
                 ctx = RequestContext(
-                    self.broker, req.api_key, req.api_version, req.correlation_id, req.client_id, host
+                    self.broker,
+                    req.api_key,
+                    req.api_version,
+                    req.correlation_id,
+                    req.client_id,
+                    host,
+                    principal=conn.principal,
+                    listener=conn.listener,
                 )
+                if not conn.passes(req.api_key):
+                    # Before SASL authentication: only the SASL exchange (others close the connection).
+                    response, close = conn.authenticate(ctx, req.body)
+                    writer.write(encode_response(req.correlation_id, response))
+                    if close:
+                        await writer.drain()
+                        return
+                    continue
+                started = time.perf_counter()
                 try:
                     response = await HANDLERS[req.api_key](ctx, req.body)
                 except asyncio.CancelledError:
@@ -156,10 +212,10 @@ class BrokerServer:
                 except Exception as exc:
                     self._report(req.api_key, req.api_version, exc, where, client_id)
                     return
+                metrics.request_done(req.api_key, started)
                 if response is not None:
                     writer.write(encode_response(req.correlation_id, response))
-                    if writer.transport.get_write_buffer_size() > _WRITE_HIGH_WATER:
-                        await writer.drain()
+                    await drain_if_full(writer, idle_s)
         except (asyncio.IncompleteReadError, ConnectionError):
             pass  # the client went away
         except asyncio.CancelledError:
@@ -174,6 +230,7 @@ class BrokerServer:
         except ProtocolError as exc:
             log.warning("closing connection from %s (client %s): %s", where, client_id, exc)
         finally:
+            self._limits.release(host)
             self._connections.discard(task)
             writer.close()
             with contextlib.suppress(Exception):

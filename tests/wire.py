@@ -230,6 +230,36 @@ def sample_request(key: int, topic: str, group: str) -> dict[str, Any]:
             }
         case ApiKey.DESCRIBE_CLUSTER:
             return {"include_cluster_authorized_operations": False, "endpoint_type": 1}
+        case ApiKey.SASL_HANDSHAKE:
+            return {"mechanism": "PLAIN"}
+        case ApiKey.SASL_AUTHENTICATE:
+            return {"auth_bytes": b"\x00alice\x00alice-secret"}
+        case ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS:
+            return {"users": [{"name": f"user-{topic}"}]}
+        case ApiKey.ALTER_USER_SCRAM_CREDENTIALS:
+            return {"deletions": [{"name": f"user-{topic}", "mechanism": 1}], "upsertions": []}
+        case ApiKey.DESCRIBE_ACLS | ApiKey.DELETE_ACLS:
+            acl_filter = {
+                "resource_type_filter": 1,
+                "resource_name_filter": None,
+                "pattern_type_filter": 1,
+                "principal_filter": None,
+                "host_filter": None,
+                "operation": 1,
+                "permission_type": 1,
+            }
+            return acl_filter if key == ApiKey.DESCRIBE_ACLS else {"filters": [acl_filter]}
+        case ApiKey.CREATE_ACLS:
+            acl = {
+                "resource_type": 2,
+                "resource_name": topic,
+                "resource_pattern_type": 3,
+                "principal": "User:alice",
+                "host": "*",
+                "operation": 3,
+                "permission_type": 3,
+            }
+            return {"creations": [acl]}
     raise AssertionError(f"no request template for API {key}")
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from broker.broker import Handler
 from broker.handlers import (
+    acls,
+    alter_user_scram_credentials,
     api_versions,
     configs,
     create_partitions,
@@ -13,6 +15,7 @@ from broker.handlers import (
     delete_topics,
     describe_cluster,
     describe_groups,
+    describe_user_scram_credentials,
     fetch,
     find_coordinator,
     heartbeat,
@@ -26,6 +29,8 @@ from broker.handlers import (
     offset_fetch,
     offset_for_leader_epoch,
     produce,
+    sasl_authenticate,
+    sasl_handshake,
     sync_group,
 )
 from broker.protocol.versions import ApiKey
@@ -50,12 +55,19 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.DELETE_RECORDS: delete_records.handle,
     ApiKey.INIT_PRODUCER_ID: init_producer_id.handle,
     ApiKey.OFFSET_FOR_LEADER_EPOCH: offset_for_leader_epoch.handle,
+    ApiKey.DESCRIBE_ACLS: acls.describe,
+    ApiKey.CREATE_ACLS: acls.create,
+    ApiKey.DELETE_ACLS: acls.delete,
     ApiKey.DESCRIBE_CONFIGS: configs.describe,
     ApiKey.ALTER_CONFIGS: configs.alter,
     ApiKey.CREATE_PARTITIONS: create_partitions.handle,
     ApiKey.DELETE_GROUPS: delete_groups.handle,
     ApiKey.INCREMENTAL_ALTER_CONFIGS: configs.incremental_alter,
     ApiKey.DESCRIBE_CLUSTER: describe_cluster.handle,
+    ApiKey.SASL_HANDSHAKE: sasl_handshake.handle,
+    ApiKey.SASL_AUTHENTICATE: sasl_authenticate.handle,
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: describe_user_scram_credentials.handle,
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: alter_user_scram_credentials.handle,
 }
 
 __all__ = ["HANDLERS"]

@@ -12,6 +12,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.authorizer import CLUSTER, Operation, authorize, topic
 from broker.broker import RequestContext
 from broker.logs import UnknownTopic
 from broker.topic_config import KEYS, ConfigRow, ConfigSource, ConfigType, InvalidConfig, validate_overrides
@@ -49,6 +50,10 @@ async def describe(ctx: RequestContext, req: Any) -> Any:
     results = []
     for r in req.resources:
         base = {"resource_type": r.resource_type, "resource_name": r.resource_name}
+        denied = _denied(ctx, Operation.DESCRIBE_CONFIGS, r.resource_type, r.resource_name)
+        if denied is not None:
+            results.append({**base, "error_code": denied, "error_message": None, "configs": ()})
+            continue
         if r.resource_type == TOPIC:
             info = b.logs.topic(r.resource_name)
             if info is None:
@@ -122,10 +127,22 @@ async def describe(ctx: RequestContext, req: Any) -> Any:
     return ctx.respond(results=results)
 
 
+def _denied(ctx: RequestContext, op: Operation, resource_type: int, name: str) -> ErrorCode | None:
+    """Kafka checks topics as TOPIC resources and broker (logger) configs as the CLUSTER."""
+    if resource_type == TOPIC:
+        return None if authorize(ctx, op, topic(name)) else ErrorCode.topic_authorization_failed
+    if resource_type in (BROKER, BROKER_LOGGER):
+        return None if authorize(ctx, op, CLUSTER) else ErrorCode.cluster_authorization_failed
+    return None
+
+
 def _apply(
     ctx: RequestContext, resource_type: int, name: str, overrides: dict[str, str | None], validate_only: bool
 ) -> tuple[ErrorCode, str | None]:
     b = ctx.broker
+    denied = _denied(ctx, Operation.ALTER_CONFIGS, resource_type, name)
+    if denied is not None:
+        return denied, None
     if resource_type == BROKER:
         return ErrorCode.invalid_request, "dynamic broker configs are not supported; edit server.properties"
     if resource_type != TOPIC:

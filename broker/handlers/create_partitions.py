@@ -6,18 +6,24 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.authorizer import Operation, authorize, topic
 from broker.broker import Broker, RequestContext
 from broker.logs import InvalidPartitions, UnknownTopic
 from broker.storage.log import StorageError
 
 
 async def handle(ctx: RequestContext, req: Any) -> Any:
-    return ctx.respond(
-        results=[{"name": t.name, **_grow(ctx.broker, t, req.validate_only)} for t in req.topics]
-    )
+    results = []
+    for t in req.topics:
+        if authorize(ctx, Operation.ALTER, topic(t.name)):
+            outcome = await _grow(ctx.broker, t, req.validate_only)
+        else:
+            outcome = {"error_code": ErrorCode.topic_authorization_failed, "error_message": None}
+        results.append({"name": t.name, **outcome})
+    return ctx.respond(results=results)
 
 
-def _grow(b: Broker, t: Any, validate_only: bool) -> dict[str, Any]:
+async def _grow(b: Broker, t: Any, validate_only: bool) -> dict[str, Any]:
     def fail(code: ErrorCode, message: str) -> dict[str, Any]:
         return {"error_code": code, "error_message": message}
 
@@ -33,7 +39,10 @@ def _grow(b: Broker, t: Any, validate_only: bool) -> dict[str, Any]:
                 f"Replica assignment {list(a.broker_ids)} names brokers other than {b.node_id}",
             )
     try:
-        b.logs.add_partitions(t.name, t.count, validate_only)
+        if validate_only:
+            b.logs.check_add_partitions(t.name, t.count)
+        else:
+            await b.logs.add_partitions_off_loop(t.name, t.count)
     except UnknownTopic:
         return fail(ErrorCode.unknown_topic_or_partition, f"The topic '{t.name}' does not exist.")
     except InvalidPartitions as exc:

@@ -7,6 +7,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.authorizer import CLUSTER, Operation, authorize, topic
 from broker.broker import RequestContext
 from broker.logs import InvalidPartitions, TopicExists
 from broker.metadata import InvalidTopic
@@ -19,12 +20,25 @@ log = logging.getLogger(__name__)
 async def handle(ctx: RequestContext, req: Any) -> Any:
     names = [t.name for t in req.topics]
     out = []
+    cluster_create = authorize(ctx, Operation.CREATE, CLUSTER)
     for t in req.topics:
-        out.append(_create(ctx, t, names.count(t.name) > 1, req.validate_only))
+        if not cluster_create and not authorize(ctx, Operation.CREATE, topic(t.name)):
+            out.append(
+                {
+                    "name": t.name,
+                    "error_code": ErrorCode.topic_authorization_failed,
+                    "error_message": "Authorization failed.",
+                    "num_partitions": -1,
+                    "replication_factor": -1,
+                    "configs": None,
+                }
+            )
+            continue
+        out.append(await _create(ctx, t, names.count(t.name) > 1, req.validate_only))
     return ctx.respond(topics=out)
 
 
-def _create(ctx: RequestContext, t: Any, duplicate: bool, validate_only: bool) -> dict[str, Any]:
+async def _create(ctx: RequestContext, t: Any, duplicate: bool, validate_only: bool) -> dict[str, Any]:
     b = ctx.broker
 
     def fail(code: ErrorCode, message: str) -> dict[str, Any]:
@@ -72,8 +86,11 @@ def _create(ctx: RequestContext, t: Any, duplicate: bool, validate_only: bool) -
         )
     configs = {c.name: c.value for c in t.configs}
     try:
-        overrides = b.logs.check_new_topic(t.name, partitions, configs)
-        info = None if validate_only else b.logs.create_topic(t.name, partitions, configs)
+        if validate_only:
+            info, overrides = None, b.logs.check_new_topic(t.name, partitions, configs)
+        else:  # checks the request itself (once: the check lists the open files)
+            info = await b.logs.create_topic_off_loop(t.name, partitions, configs)
+            overrides = info.configs
     except TopicExists as exc:
         return fail(ErrorCode.topic_already_exists, str(exc))
     except InvalidTopic as exc:

@@ -4,10 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.errors import ErrorCode
+
+from broker.authorizer import Operation, authorize, group
 from broker.broker import RequestContext
 
 
 async def handle(ctx: RequestContext, req: Any) -> Any:
     return ctx.respond(
-        results=[{"group_id": g, "error_code": ctx.broker.groups.delete_group(g)} for g in req.groups_names]
+        results=[
+            {
+                "group_id": g,
+                "error_code": ctx.broker.groups.delete_group(g)
+                if authorize(ctx, Operation.DELETE, group(g))
+                else ErrorCode.group_authorization_failed,
+            }
+            for g in req.groups_names
+        ]
     )

@@ -6,22 +6,26 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.authorizer import Operation, allowed_names, topic
 from broker.broker import RequestContext
 
 
 async def handle(ctx: RequestContext, req: Any) -> Any:
     b = ctx.broker
     topics = []
+    deletable = allowed_names(ctx, Operation.DELETE, (topic(t.name) for t in req.topics))
     for t in req.topics:
         parts = []
         for p in t.partitions:
-            plog = b.logs.get(t.name, p.partition_index)
+            plog = b.logs.get(t.name, p.partition_index) if t.name in deletable else None
             if plog is None:
                 parts.append(
                     {
                         "partition_index": p.partition_index,
                         "low_watermark": -1,
-                        "error_code": ErrorCode.unknown_topic_or_partition,
+                        "error_code": ErrorCode.unknown_topic_or_partition
+                        if t.name in deletable
+                        else ErrorCode.topic_authorization_failed,
                     }
                 )
                 continue

@@ -6,6 +6,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.authorizer import Operation, authorize, topic
 from broker.broker import RequestContext
 from broker.logs import UnknownTopic
 
@@ -21,7 +22,8 @@ async def handle(ctx: RequestContext, req: Any) -> Any:
     for name, topic_id in wanted:
         if name is None and topic_id is not None:
             name = by_id.get(topic_id)
-            if name is None:
+            # An id the principal may not describe is answered as unknown, as Kafka does.
+            if name is None or not authorize(ctx, Operation.DESCRIBE, topic(name)):
                 out.append(
                     {
                         "name": None,
@@ -33,7 +35,16 @@ async def handle(ctx: RequestContext, req: Any) -> Any:
                 continue
         info = b.logs.topic(name or "")
         entry: dict[str, Any] = {"name": name, "topic_id": info.topic_id if info else topic_id}
-        if not b.config.delete_topic_enable:
+        if not authorize(ctx, Operation.DELETE, topic(name or "")):
+            out.append(
+                {
+                    **entry,
+                    "topic_id": topic_id,
+                    "error_code": ErrorCode.topic_authorization_failed,
+                    "error_message": "Authorization failed.",
+                }
+            )
+        elif not b.config.delete_topic_enable:
             out.append(
                 {
                     **entry,

@@ -6,12 +6,22 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.authorizer import CLUSTER, Operation, authorize
 from broker.broker import RequestContext
 
 
 async def handle(ctx: RequestContext, req: Any) -> Any:
     b = ctx.broker
-    ep = b.endpoint
+    ep = b.endpoint_for(ctx.listener)
+    if not authorize(ctx, Operation.DESCRIBE, CLUSTER):
+        return ctx.respond(
+            error_code=ErrorCode.cluster_authorization_failed,
+            endpoint_type=1,
+            cluster_id="",
+            controller_id=-1,
+            brokers=(),
+            cluster_authorized_operations=-2147483648,
+        )
     return ctx.respond(
         error_code=ErrorCode.none,
         endpoint_type=1,

@@ -6,6 +6,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.authorizer import Operation, authorize, group
 from broker.broker import RequestContext
 from broker.group.coordinator import State
 
@@ -13,8 +14,21 @@ from broker.group.coordinator import State
 async def handle(ctx: RequestContext, req: Any) -> Any:
     out = []
     for gid in req.groups:
-        group = ctx.broker.groups.describe(gid)
-        if group is None:
+        if not authorize(ctx, Operation.DESCRIBE, group(gid)):
+            out.append(
+                {
+                    "error_code": ErrorCode.group_authorization_failed,
+                    "group_id": gid,
+                    "group_state": "",
+                    "protocol_type": "",
+                    "protocol_data": "",
+                    "members": (),
+                    "authorized_operations": -2147483648,
+                }
+            )
+            continue
+        found = ctx.broker.groups.describe(gid)
+        if found is None:
             out.append(
                 {
                     "error_code": ErrorCode.none,
@@ -27,24 +41,24 @@ async def handle(ctx: RequestContext, req: Any) -> Any:
                 }
             )
             continue
-        stable = group.state == State.STABLE
+        stable = found.state == State.STABLE
         out.append(
             {
                 "error_code": ErrorCode.none,
                 "group_id": gid,
-                "group_state": group.state,
-                "protocol_type": group.protocol_type or "",
-                "protocol_data": group.protocol_name or "",
+                "group_state": found.state,
+                "protocol_type": found.protocol_type or "",
+                "protocol_data": found.protocol_name or "",
                 "members": [
                     {
                         "member_id": m.member_id,
                         "group_instance_id": m.instance_id,
                         "client_id": m.client_id,
                         "client_host": m.client_host,
-                        "member_metadata": m.metadata_for(group.protocol_name),
+                        "member_metadata": m.metadata_for(found.protocol_name),
                         "member_assignment": m.assignment if stable else b"",
                     }
-                    for m in group.members.values()
+                    for m in found.members.values()
                 ],
                 "authorized_operations": -2147483648,
             }

@@ -12,6 +12,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.authorizer import Operation, allowed_names, topic
 from broker.broker import RequestContext
 from broker.storage.log import LEADER_EPOCH, OffsetOutOfRange
 
@@ -37,9 +38,14 @@ def _collect(ctx: RequestContext, req: Any) -> tuple[list[dict[str, Any]], int, 
     total = 0
     errors = False
     out = []
+    readable = allowed_names(ctx, Operation.READ, (topic(t.topic) for t in req.topics))
     for t in req.topics:
         parts = []
         for p in t.partitions:
+            if t.topic not in readable:
+                parts.append(_part(p.partition, ErrorCode.topic_authorization_failed))
+                errors = True
+                continue
             plog = b.logs.get(t.topic, p.partition)
             if plog is None:
                 parts.append(_part(p.partition, ErrorCode.unknown_topic_or_partition))
@@ -53,16 +59,20 @@ def _collect(ctx: RequestContext, req: Any) -> tuple[list[dict[str, Any]], int, 
                 )
                 errors = True
                 continue
-            records = b""
+            records, after = b"", -1
             error = ErrorCode.none
             try:
                 limit = min(p.partition_max_bytes, budget - total)
                 if limit > 0 or total == 0:
-                    records = plog.read(p.fetch_offset, max(limit, 0), min_one=total == 0)
+                    records, after = plog.read_span(p.fetch_offset, max(limit, 0), min_one=total == 0)
             except OffsetOutOfRange:
                 error = ErrorCode.offset_out_of_range
                 errors = True
-            total += len(records)
+            if records:
+                total += len(records)
+                # Records from the fetch offset on (a first batch may start before it); on a
+                # compacted topic this counts offsets, an upper bound of the records.
+                b.metrics.fetched(t.topic, len(records), max(after - p.fetch_offset, 0))
             parts.append(_part(p.partition, error, plog.next_offset, plog.log_start_offset, records))
         out.append({"topic": t.topic, "partitions": parts})
     return out, total, errors

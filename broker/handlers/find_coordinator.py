@@ -6,6 +6,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.authorizer import Operation, authorize, group, transactional_id
 from broker.broker import RequestContext
 from broker.storage.log import StorageError
 
@@ -15,6 +16,19 @@ GROUP = 0
 async def handle(ctx: RequestContext, req: Any) -> Any:
     b = ctx.broker
     key_type = getattr(req, "key_type", GROUP)
+    key = getattr(req, "key", "")
+    if key_type == GROUP and not authorize(ctx, Operation.DESCRIBE, group(key)):
+        return ctx.respond(
+            error_code=ErrorCode.group_authorization_failed, node_id=-1, host="", port=-1, error_message=None
+        )
+    if key_type != GROUP and not authorize(ctx, Operation.DESCRIBE, transactional_id(key)):
+        return ctx.respond(
+            error_code=ErrorCode.transactional_id_authorization_failed,
+            node_id=-1,
+            host="",
+            port=-1,
+            error_message=None,
+        )
     if key_type != GROUP:
         return ctx.respond(
             error_code=ErrorCode.coordinator_not_available,
@@ -33,5 +47,5 @@ async def handle(ctx: RequestContext, req: Any) -> Any:
             port=-1,
             error_message=str(exc),
         )
-    ep = b.endpoint
+    ep = b.endpoint_for(ctx.listener)
     return ctx.respond(error_code=ErrorCode.none, node_id=b.node_id, host=ep.host, port=ep.port)

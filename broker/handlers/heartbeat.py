@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.errors import ErrorCode
+
+from broker.authorizer import Operation, authorize, group
 from broker.broker import RequestContext
 
 
 async def handle(ctx: RequestContext, req: Any) -> Any:
+    if not authorize(ctx, Operation.READ, group(req.group_id)):
+        return ctx.respond(error_code=ErrorCode.group_authorization_failed)
     error = ctx.broker.groups.heartbeat(
         req.group_id, req.generation_id, req.member_id, getattr(req, "group_instance_id", None)
     )

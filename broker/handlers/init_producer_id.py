@@ -6,6 +6,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.authorizer import CLUSTER, Operation, ResourceType, authorize, authorize_any, transactional_id
 from broker.broker import RequestContext
 from broker.storage.log import StorageError
 
@@ -14,6 +15,20 @@ MAX_EPOCH = 32767
 
 async def handle(ctx: RequestContext, req: Any) -> Any:
     b = ctx.broker
+    if req.transactional_id is None and not (
+        # Kafka 2.8+: an idempotent producer needs CLUSTER IDEMPOTENT_WRITE or WRITE on some topic.
+        authorize(ctx, Operation.IDEMPOTENT_WRITE, CLUSTER)
+        or authorize_any(ctx, Operation.WRITE, ResourceType.TOPIC)
+    ):
+        return ctx.respond(
+            error_code=ErrorCode.cluster_authorization_failed, producer_id=-1, producer_epoch=-1
+        )
+    if req.transactional_id is not None and not authorize(
+        ctx, Operation.WRITE, transactional_id(req.transactional_id)
+    ):
+        return ctx.respond(
+            error_code=ErrorCode.transactional_id_authorization_failed, producer_id=-1, producer_epoch=-1
+        )
     if req.transactional_id is not None:
         # Transactions are not implemented; refuse clearly instead of pretending.
         return ctx.respond(

@@ -4,11 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from kio.schema.errors import ErrorCode
+
+from broker.authorizer import Operation, authorize, group
 from broker.broker import RequestContext
 
 
 async def handle(ctx: RequestContext, req: Any) -> Any:
     v = ctx.api_version
+    if not authorize(ctx, Operation.READ, group(req.group_id)):
+        return ctx.respond(
+            error_code=ErrorCode.group_authorization_failed,
+            generation_id=-1,
+            protocol_name="" if v < 7 else None,
+            leader="",
+            member_id=req.member_id,
+            members=(),
+        )
     session_ms = int(req.session_timeout.total_seconds() * 1000)
     rebalance_ms = int(req.rebalance_timeout.total_seconds() * 1000) if v >= 1 else session_ms
     result = await ctx.broker.groups.join(

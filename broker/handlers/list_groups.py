@@ -6,14 +6,18 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.authorizer import CLUSTER, Operation, authorize, group
 from broker.broker import RequestContext
 
 
 async def handle(ctx: RequestContext, req: Any) -> Any:
     wanted = {s.lower() for s in getattr(req, "states_filter", ())}
+    # CLUSTER DESCRIBE lists every group; otherwise only those the principal may describe.
+    everything = authorize(ctx, Operation.DESCRIBE, CLUSTER)
     groups = [
         {"group_id": g.group_id, "protocol_type": g.protocol_type or "", "group_state": g.state}
         for g in ctx.broker.groups.groups.values()
-        if not wanted or g.state.lower() in wanted
+        if (not wanted or g.state.lower() in wanted)
+        and (everything or authorize(ctx, Operation.DESCRIBE, group(g.group_id)))
     ]
     return ctx.respond(error_code=ErrorCode.none, groups=groups)

@@ -7,6 +7,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.authorizer import Operation, allowed_names, topic
 from broker.broker import RequestContext
 from broker.storage.log import LEADER_EPOCH
 
@@ -18,15 +19,18 @@ MAX_TIMESTAMP = -3
 async def handle(ctx: RequestContext, req: Any) -> Any:
     b = ctx.broker
     topics = []
+    describable = allowed_names(ctx, Operation.DESCRIBE, (topic(t.name) for t in req.topics))
     for t in req.topics:
         parts = []
         for p in t.partitions:
-            plog = b.logs.get(t.name, p.partition_index)
+            plog = b.logs.get(t.name, p.partition_index) if t.name in describable else None
             if plog is None:
                 parts.append(
                     {
                         "partition_index": p.partition_index,
-                        "error_code": ErrorCode.unknown_topic_or_partition,
+                        "error_code": ErrorCode.unknown_topic_or_partition
+                        if t.name in describable
+                        else ErrorCode.topic_authorization_failed,
                         "timestamp": -1,
                         "offset": -1,
                         "leader_epoch": -1,

@@ -11,6 +11,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.authorizer import CLUSTER, Operation, authorize, topic
 from broker.broker import RequestContext
 from broker.metadata import InvalidTopic, validate_topic_name
 from broker.storage.log import LEADER_EPOCH, StorageError
@@ -18,6 +19,7 @@ from broker.storage.log import LEADER_EPOCH, StorageError
 
 async def handle(ctx: RequestContext, req: Any) -> Any:
     b = ctx.broker
+    auto = False
     if req.topics is None:
         names: tuple[str, ...] | None = None
     else:
@@ -26,21 +28,44 @@ async def handle(ctx: RequestContext, req: Any) -> Any:
         auto = b.config.auto_create_topics_enable and (ctx.api_version < 4 or req.allow_auto_topic_creation)
         if auto:
             for name in names:
-                if b.logs.topic(name) is None:
+                if b.logs.topic(name) is None and _may_create(ctx, name):
                     try:
                         validate_topic_name(name)
                         b.logs.create_topic(name, b.config.num_partitions)
                     except (InvalidTopic, StorageError):
                         pass  # reported per topic below
-    return b.cached(("metadata", ctx.api_version, names), lambda: _build(ctx, names))
+    # With ACLs the answer depends on who asks (and on the ACLs), so they are part of the key.
+    who = () if b.authorizer is None else (ctx.principal, ctx.client_host, b.authorizer.version, auto)
+    key = ("metadata", ctx.api_version, ctx.listener, names, *who)  # endpoints differ per listener
+    return b.cached(key, lambda: _build(ctx, names, auto))
 
 
-def _build(ctx: RequestContext, names: tuple[str, ...] | None) -> Any:
+def _denied(name: str) -> dict[str, Any]:
+    return {"error_code": ErrorCode.topic_authorization_failed, "name": name, "partitions": ()}
+
+
+def _may_create(ctx: RequestContext, name: str) -> bool:
+    """Kafka auto-creates only topics the principal may describe and create (CLUSTER or TOPIC CREATE)."""
+    return authorize(ctx, Operation.DESCRIBE, topic(name)) and (
+        authorize(ctx, Operation.CREATE, CLUSTER) or authorize(ctx, Operation.CREATE, topic(name))
+    )
+
+
+def _build(ctx: RequestContext, names: tuple[str, ...] | None, auto: bool) -> Any:
     b = ctx.broker
     node = b.node_id
     topics: list[dict[str, Any]] = []
+    everything = names is None
     for name in sorted(b.logs.metadata.topics) if names is None else names:
         info = b.logs.topic(name)
+        if not authorize(ctx, Operation.DESCRIBE, topic(name)):
+            # All topics: undescribable ones are left out; named ones are refused, existing or not.
+            if not everything:
+                topics.append(_denied(name))
+            continue
+        if info is None and auto and not _may_create(ctx, name):
+            topics.append(_denied(name))
+            continue
         if info is None:
             try:
                 validate_topic_name(name)
@@ -70,7 +95,7 @@ def _build(ctx: RequestContext, names: tuple[str, ...] | None) -> Any:
                 "topic_authorized_operations": -2147483648,
             }
         )
-    ep = b.endpoint
+    ep = b.endpoint_for(ctx.listener)
     return ctx.respond(
         brokers=[{"node_id": node, "host": ep.host, "port": ep.port, "rack": None}],
         cluster_id=b.cluster_id,

@@ -1,4 +1,8 @@
-"""OffsetFetch: committed offsets (-1 when none); v8+ batches several groups."""
+"""OffsetFetch: committed offsets (-1 when none); v8+ batches several groups.
+
+Authorization as in Kafka: GROUP DESCRIBE per group, TOPIC DESCRIBE per topic; asked-for
+partitions of other topics get TOPIC_AUTHORIZATION_FAILED, "all offsets" leaves them out.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +11,30 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.authorizer import Operation, allowed_names, authorize, group, topic
 from broker.broker import RequestContext
 
 
 def _group_topics(ctx: RequestContext, group_id: str, topics: Any) -> list[dict[str, Any]]:
     wanted = None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
     found = ctx.broker.groups.fetch_offsets(group_id, wanted)
+    names = {name for name, _p in (wanted if wanted is not None else found)}
+    describable = allowed_names(ctx, Operation.DESCRIBE, (topic(n) for n in names))
     by_topic: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for (topic, partition), entry in found.items():
-        by_topic[topic].append(
+    for (name, partition), entry in found.items():
+        if name not in describable:
+            if wanted is not None:
+                by_topic[name].append(
+                    {
+                        "partition_index": partition,
+                        "committed_offset": -1,
+                        "committed_leader_epoch": -1,
+                        "metadata": "",
+                        "error_code": ErrorCode.topic_authorization_failed,
+                    }
+                )
+            continue
+        by_topic[name].append(
             {
                 "partition_index": partition,
                 "committed_offset": entry.offset if entry else -1,
@@ -34,7 +53,9 @@ async def handle(ctx: RequestContext, req: Any) -> Any:
     if ctx.api_version >= 8:
         return ctx.respond(
             groups=[
-                {
+                {"group_id": g.group_id, "topics": (), "error_code": ErrorCode.group_authorization_failed}
+                if not authorize(ctx, Operation.DESCRIBE, group(g.group_id))
+                else {
                     "group_id": g.group_id,
                     "topics": _group_topics(ctx, g.group_id, g.topics),
                     "error_code": ErrorCode.none,
@@ -42,4 +63,6 @@ async def handle(ctx: RequestContext, req: Any) -> Any:
                 for g in req.groups
             ]
         )
+    if not authorize(ctx, Operation.DESCRIBE, group(req.group_id)):
+        return ctx.respond(topics=(), error_code=ErrorCode.group_authorization_failed)
     return ctx.respond(topics=_group_topics(ctx, req.group_id, req.topics), error_code=ErrorCode.none)

@@ -6,6 +6,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.authorizer import Operation, allowed_names, topic
 from broker.broker import RequestContext
 from broker.storage.log import LEADER_EPOCH
 
@@ -13,14 +14,17 @@ from broker.storage.log import LEADER_EPOCH
 async def handle(ctx: RequestContext, req: Any) -> Any:
     b = ctx.broker
     topics = []
+    describable = allowed_names(ctx, Operation.DESCRIBE, (topic(t.topic) for t in req.topics))
     for t in req.topics:
         parts = []
         for p in t.partitions:
-            plog = b.logs.get(t.topic, p.partition)
+            plog = b.logs.get(t.topic, p.partition) if t.topic in describable else None
             if plog is None:
                 parts.append(
                     {
-                        "error_code": ErrorCode.unknown_topic_or_partition,
+                        "error_code": ErrorCode.unknown_topic_or_partition
+                        if t.topic in describable
+                        else ErrorCode.topic_authorization_failed,
                         "partition": p.partition,
                         "leader_epoch": -1,
                         "end_offset": -1,

@@ -11,6 +11,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from broker.authorizer import Operation, authorize, topic, transactional_id
 from broker.broker import RequestContext
 from broker.storage.batch import InvalidBatch, validate_produced
 from broker.storage.log import OutOfOrderSequence, ProducerFenced, StorageError
@@ -31,10 +32,24 @@ async def handle(ctx: RequestContext, req: Any) -> Any:
     acks = req.acks
     now = b.clock_ms()
     topics = []
+    txn_denied = req.transactional_id is not None and not authorize(
+        ctx, Operation.WRITE, transactional_id(req.transactional_id)
+    )
     for td in req.topic_data:
         partitions = []
         info = b.logs.topic(td.name)
+        # Kafka checks authorization before existence, so a denied client learns nothing of the topic.
+        denied = (
+            ErrorCode.transactional_id_authorization_failed
+            if txn_denied
+            else None
+            if authorize(ctx, Operation.WRITE, topic(td.name))
+            else ErrorCode.topic_authorization_failed
+        )
         for pd in td.partition_data:
+            if denied is not None:
+                partitions.append(_error(pd.index, denied))
+                continue
             result = _append(ctx, info, td.name, pd, acks, now, req.transactional_id is not None)
             partitions.append(result)
         topics.append({"name": td.name, "partition_responses": partitions})
@@ -109,6 +124,7 @@ def _append(
         return _error(index, ErrorCode.kafka_storage_error, str(exc))
     if not result.duplicate:
         b.logs.notify((topic, index))
+        b.metrics.produced(topic, len(records), h.count)
     return {
         "index": index,
         "error_code": ErrorCode.none,

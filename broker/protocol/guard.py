@@ -48,6 +48,8 @@ class _Field:
     nested: type | None
     is_array: bool
     tagged: bool
+    nullable: bool
+    name: str
 
 
 @cache
@@ -55,9 +57,11 @@ def _fields(cls: type) -> tuple[_Field, ...]:
     hints = typing.get_type_hints(cls)
     out = []
     for f in dataclasses.fields(cls):
-        inner, is_array, _optional = _unwrap(hints[f.name])
+        inner, is_array, optional = _unwrap(hints[f.name])
         nested: type | None = inner if isinstance(inner, type) and dataclasses.is_dataclass(inner) else None
-        out.append(_Field(f.metadata.get("kafka_type"), nested, is_array, "tag" in f.metadata))
+        out.append(
+            _Field(f.metadata.get("kafka_type"), nested, is_array, "tag" in f.metadata, optional, f.name)
+        )
     return tuple(f for f in out if not f.tagged)
 
 
@@ -114,18 +118,26 @@ class _Cursor:
         return n
 
 
-def _value(c: _Cursor, kafka_type: str, flexible: bool, legacy_string: bool = False) -> None:
+def _value(c: _Cursor, f: _Field, flexible: bool, legacy_string: bool = False, element: bool = False) -> None:
+    kafka_type = f.kafka_type or ""
     size = _FIXED.get(kafka_type)
     if size is not None:
         c.skip(size)
-    elif kafka_type == "string":
+        return
+    if kafka_type == "string":
         n = c.i16() if (legacy_string or not flexible) else c.uvarint() - 1
-        c.skip(max(n, 0))
     elif kafka_type in ("bytes", "records"):
         n = c.uvarint() - 1 if flexible else c.i32()
-        c.skip(max(n, 0))
     else:
         raise Malformed(f"unknown field type {kafka_type}")
+    if n < 0 and not (f.nullable or element):  # an element's nullability is not in the annotation
+        _null(c, f)
+    c.skip(max(n, 0))
+
+
+def _null(c: _Cursor, f: _Field) -> None:
+    # Kafka refuses these too; handlers rely on the schema's non-null fields being present.
+    raise Malformed(f"non-nullable field {f.name} was serialized as null (before byte {c.pos})")
 
 
 def _entity(c: _Cursor, cls: type, header: bool = False) -> None:
@@ -133,16 +145,18 @@ def _entity(c: _Cursor, cls: type, header: bool = False) -> None:
     for f in _fields(cls):
         if f.is_array:
             n = c.count(flexible)
+            if n < 0 and not f.nullable:
+                _null(c, f)
             for _ in range(max(n, 0)):
                 if f.nested is not None:
                     _entity(c, f.nested)
                 else:
-                    _value(c, f.kafka_type or "", flexible)
+                    _value(c, f, flexible, element=True)
         elif f.nested is not None:
             _entity(c, f.nested)
         else:
             # RequestHeader.client_id is a legacy string even in flexible headers.
-            _value(c, f.kafka_type or "", flexible, legacy_string=header)
+            _value(c, f, flexible, legacy_string=header)
     if flexible:
         for _ in range(c.uvarint()):
             c.uvarint()  # tag

@@ -27,17 +27,24 @@ class ApiKey(enum.IntEnum):
     SYNC_GROUP = 14
     DESCRIBE_GROUPS = 15
     LIST_GROUPS = 16
+    SASL_HANDSHAKE = 17
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    DESCRIBE_ACLS = 29
+    CREATE_ACLS = 30
+    DELETE_ACLS = 31
     DESCRIBE_CONFIGS = 32
     ALTER_CONFIGS = 33
+    SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     DELETE_GROUPS = 42
     INCREMENTAL_ALTER_CONFIGS = 44
+    DESCRIBE_USER_SCRAM_CREDENTIALS = 50
+    ALTER_USER_SCRAM_CREDENTIALS = 51
     DESCRIBE_CLUSTER = 60
 
 
@@ -55,17 +62,25 @@ SUPPORTED_VERSIONS: Final[dict[int, tuple[int, int]]] = {
     ApiKey.SYNC_GROUP: (0, 5),
     ApiKey.DESCRIBE_GROUPS: (0, 5),
     ApiKey.LIST_GROUPS: (0, 4),
+    # v0 would frame SASL tokens without Kafka headers; clients use v1 (broker.security.sasl).
+    ApiKey.SASL_HANDSHAKE: (1, 1),
     ApiKey.API_VERSIONS: (0, 4),
     ApiKey.CREATE_TOPICS: (2, 7),
     ApiKey.DELETE_TOPICS: (1, 6),
     ApiKey.DELETE_RECORDS: (0, 2),
     ApiKey.INIT_PRODUCER_ID: (0, 4),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 4),
+    ApiKey.DESCRIBE_ACLS: (1, 3),
+    ApiKey.CREATE_ACLS: (1, 3),
+    ApiKey.DELETE_ACLS: (1, 3),
     ApiKey.DESCRIBE_CONFIGS: (1, 4),
     ApiKey.ALTER_CONFIGS: (0, 2),
+    ApiKey.SASL_AUTHENTICATE: (0, 2),
     ApiKey.CREATE_PARTITIONS: (0, 3),
     ApiKey.DELETE_GROUPS: (0, 2),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
     ApiKey.DESCRIBE_CLUSTER: (0, 1),
 }
 
@@ -74,7 +89,14 @@ SUPPORTED_VERSIONS: Final[dict[int, tuple[int, int]]] = {
 # before 2.8 only compresses with gzip, snappy or lz4 when the broker lists Produce v0, and
 # clients always pick the highest common version, so nobody is led to send v0-2 (which
 # decode_request still refuses).
-ADVERTISED_VERSIONS: Final[dict[int, tuple[int, int]]] = {**SUPPORTED_VERSIONS, ApiKey.PRODUCE: (0, 10)}
+# SaslHandshake claims v0 like Kafka: librdkafka (before 2.x's feature table changed) only
+# enables SASL when v0 is listed; clients pick v1, and a v0 request is refused (v0 frames tokens
+# without Kafka headers, see broker.security.sasl).
+ADVERTISED_VERSIONS: Final[dict[int, tuple[int, int]]] = {
+    **SUPPORTED_VERSIONS,
+    ApiKey.PRODUCE: (0, 10),
+    ApiKey.SASL_HANDSHAKE: (0, 1),
+}
 
 
 def is_supported(api_key: int, version: int) -> bool:

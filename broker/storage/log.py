@@ -340,6 +340,10 @@ class PartitionLog:
 
     def read(self, offset: int, max_bytes: int, min_one: bool = True) -> bytes:
         """Whole batches starting with the one that holds ``offset``."""
+        return self.read_span(offset, max_bytes, min_one)[0]
+
+    def read_span(self, offset: int, max_bytes: int, min_one: bool = True) -> tuple[bytes, int]:
+        """``read``, and the offset after the last batch read (-1 when nothing was)."""
         end = self.next_offset
         if offset < self.log_start_offset or offset > end:
             raise OffsetOutOfRange(
@@ -351,9 +355,9 @@ class PartitionLog:
             seg = self.segments[i]
             pos = seg.find_position(offset)
             if pos is not None:
-                return seg.read(pos, max_bytes, min_one)
+                return seg.read_span(pos, max_bytes, min_one)
             i += 1
-        return b""
+        return b"", -1
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the first record at or after ``timestamp``."""

@@ -24,6 +24,8 @@ from broker.storage.index import OffsetIndex, TimeIndex
 # Enough of a header to know where a batch ends and which offsets it holds.
 _SHORT_HEADER: Final = struct.Struct(">qiibIhi")  # up to lastOffsetDelta (27 bytes)
 _SCAN_CHUNK: Final = 1 << 20
+_BASE_OFFSET: Final = struct.Struct(">q")
+_LAST_DELTA: Final = struct.Struct(">i")  # lastOffsetDelta, 23 bytes into a batch
 
 
 def segment_name(base_offset: int) -> str:
@@ -198,23 +200,31 @@ class Segment:
     def read(self, position: int, max_bytes: int, min_one: bool) -> bytes:
         """Whole batches from ``position``, at most ``max_bytes`` unless ``min_one`` and the
         first batch alone is larger (KIP-74)."""
+        return self.read_span(position, max_bytes, min_one)[0]
+
+    def read_span(self, position: int, max_bytes: int, min_one: bool) -> tuple[bytes, int]:
+        """``read``, and the offset after its last batch (-1 when nothing was read): the
+        walk that finds whole batches also finds the last one, for the fetch metrics."""
         if position >= self.size:
-            return b""
+            return b"", -1
         want = min(max_bytes, self.size - position)
         data = os.pread(self._fd, want, position) if want >= LOG_OVERHEAD else b""
-        end = 0
+        end = last = 0
         n = len(data)
         while end + LOG_OVERHEAD <= n:
             (length,) = struct.unpack_from(">i", data, end + 8)
             if end + length + LOG_OVERHEAD > n:
                 break
+            last = end
             end += length + LOG_OVERHEAD
         if end == 0:
             if not min_one:
-                return b""
+                return b"", -1
             (length,) = struct.unpack_from(">i", os.pread(self._fd, LOG_OVERHEAD, position), 8)
-            return os.pread(self._fd, length + LOG_OVERHEAD, position)
-        return data if end == n else data[:end]
+            data, end = os.pread(self._fd, length + LOG_OVERHEAD, position), length + LOG_OVERHEAD
+        (base_offset,) = _BASE_OFFSET.unpack_from(data, last)
+        (last_delta,) = _LAST_DELTA.unpack_from(data, last + 23)
+        return (data if end == len(data) else data[:end]), base_offset + last_delta + 1
 
     def read_range(self, start: int, end: int) -> bytes:
         return os.pread(self._fd, end - start, start)

@@ -45,6 +45,15 @@ EXPECTED_ERRORS: dict[int, set[int]] = {
     ApiKey.DELETE_TOPICS: {ErrorCode.unknown_topic_or_partition},
     ApiKey.CREATE_PARTITIONS: {ErrorCode.unknown_topic_or_partition},
     ApiKey.DELETE_GROUPS: {ErrorCode.group_id_not_found},
+    # The matrix broker runs without an authorizer, as Kafka does by default.
+    ApiKey.DESCRIBE_ACLS: {ErrorCode.security_disabled},
+    ApiKey.CREATE_ACLS: {ErrorCode.security_disabled},
+    ApiKey.DELETE_ACLS: {ErrorCode.security_disabled},
+    # A PLAINTEXT listener has no SASL exchange; the users do not exist.
+    ApiKey.SASL_HANDSHAKE: {ErrorCode.illegal_sasl_state},
+    ApiKey.SASL_AUTHENTICATE: {ErrorCode.illegal_sasl_state},
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: {ErrorCode.none, ErrorCode.resource_not_found},
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: {ErrorCode.resource_not_found},
 }
 
 

@@ -1,0 +1,121 @@
+"""Limits that keep one client, or one host, from taking the broker's resources.
+
+- ``max.connections`` and ``max.connections.per.ip`` (with
+  ``max.connections.per.ip.overrides``, ``host:n,host:n``) as in Kafka: a connection
+  above a limit is closed at once, before anything is read from it.
+- ``socket.request.read.timeout.ms`` (Sluiceway's own; Kafka has no key for it): once
+  the first byte of a request has arrived, the whole frame must arrive within this
+  time, so a client that starts a request and then trickles or stalls (slowloris)
+  loses its connection instead of holding it until ``connections.max.idle.ms``.
+- Writes: a client that never reads its responses makes the broker wait, not buffer:
+  past a high water mark the connection waits for the socket to drain, and a client
+  that does not read within ``connections.max.idle.ms`` is closed.
+
+``socket.request.max.bytes`` is checked on the size prefix, before the frame's bytes
+are read (``broker.protocol.framing.frame_size``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Final
+
+from broker.protocol.codec import ProtocolError
+from broker.protocol.framing import frame_size
+
+# Responses queued beyond this wait for the client to read; bounds per-connection memory
+# to this plus one response.
+WRITE_HIGH_WATER: Final = 4 << 20
+INT_MAX: Final = 2**31 - 1
+
+
+class RequestReadTimeout(ProtocolError):
+    """A client began a request and did not finish sending it in time."""
+
+
+class ResponseWriteTimeout(ProtocolError):
+    """A client stopped reading its responses."""
+
+
+def parse_overrides(value: str) -> dict[str, int]:
+    """``max.connections.per.ip.overrides``: ``host:n,host:n`` (IPv6 hosts may contain ':')."""
+    out: dict[str, int] = {}
+    for item in (v.strip() for v in value.split(",")):
+        if not item:
+            continue
+        host, sep, count = item.rpartition(":")
+        host = host.strip().strip("[]")
+        if not sep or not host or not count.strip().isdigit():
+            raise ValueError(f"entry {item!r} is not of the form host:count")
+        out[host] = int(count)
+    return out
+
+
+class ConnectionLimits:
+    """Counts open connections per client address and says whether one more may stay."""
+
+    def __init__(self, max_connections: int, per_ip: int, overrides: dict[str, int] | None = None) -> None:
+        self.max_connections = max_connections
+        self.per_ip = per_ip
+        self.overrides = overrides or {}
+        self._open: Counter[str] = Counter()
+        self._total = 0
+
+    def admit(self, host: str) -> str | None:
+        """Count a new connection from ``host``; ``None`` if it may stay, else why it may not
+        (and then it is not counted)."""
+        if self._total >= self.max_connections:
+            return f"{self._total} connections are open (max.connections={self.max_connections})"
+        limit = self.overrides.get(host, self.per_ip)
+        if self._open[host] >= limit:
+            return f"{self._open[host]} connections from {host} are open (max.connections.per.ip={limit})"
+        self._open[host] += 1
+        self._total += 1
+        return None
+
+    def release(self, host: str) -> None:
+        self._open[host] -= 1
+        self._total -= 1
+        if self._open[host] <= 0:
+            del self._open[host]
+
+    def count(self, host: str) -> int:
+        return self._open[host]
+
+
+async def read_frame(
+    reader: asyncio.StreamReader, idle_s: float | None, read_s: float, max_bytes: int
+) -> bytes | None:
+    """The next request frame (without its size prefix), or ``None`` when the connection
+    stayed idle for ``idle_s``. Raises ``RequestReadTimeout`` when a started frame does not
+    complete within ``read_s``, ``FrameTooLarge`` before reading an oversized one."""
+    try:
+        # asyncio.timeout, not wait_for: no task per frame on the hot path.
+        async with asyncio.timeout(idle_s):
+            first = await reader.readexactly(1)
+    except TimeoutError:
+        return None
+    try:
+        async with asyncio.timeout(read_s):
+            prefix = first + await reader.readexactly(3)
+            return await reader.readexactly(frame_size(prefix, max_bytes))
+    except TimeoutError:
+        raise RequestReadTimeout(
+            f"request not complete after {read_s * 1000:.0f} ms (socket.request.read.timeout.ms)"
+        ) from None
+
+
+async def drain_if_full(writer: asyncio.StreamWriter, timeout_s: float | None) -> None:
+    """Wait for the client to read when too much is queued for it; give up after ``timeout_s``."""
+    if writer.transport.get_write_buffer_size() <= WRITE_HIGH_WATER:
+        return
+    try:
+        await asyncio.wait_for(writer.drain(), timeout_s)
+    except TimeoutError:
+        # close() would keep the queued bytes until the client reads them: drop them.
+        writer.transport.abort()
+        raise ResponseWriteTimeout(
+            f"client read none of {writer.transport.get_write_buffer_size()} queued response bytes "
+            f"in {timeout_s} s (connections.max.idle.ms)"
+        ) from None
