@@ -428,9 +428,9 @@ async def run(data_dir: Path, exit_when_done: bool, console: Console) -> int:
     return 0 if ok else 1
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "sluiceway demo") -> int:
     p = argparse.ArgumentParser(
-        prog="sluiceway demo", description=__doc__.splitlines()[0] if __doc__ else None
+        prog=prog, description=__doc__.splitlines()[0] if __doc__ else None
     )
     p.add_argument("--data-dir", default=str(ROOT / "data" / "demo"), help="where the demo keeps its files")
     p.add_argument("--exit-when-done", action="store_true", help="stop once every line has arrived")

@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import logging
 import signal
+import ssl
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,8 +26,11 @@ from connect.api.config import ConfigValidationError
 from connect.api.errors import ConnectException
 from connect.herder.distributed import DistributedHerder
 from connect.herder.membership import GroupMember
+from connect.herder.sasl_client import SaslCredentials, sasl_credentials
 from connect.rest.app import create_app
 from connect.rest.server import RestServer
+from connect.rest.tls import client_context, tls_settings_from
+from connect.runtime.client_security import ClientSecurityError, librdkafka_security
 from connect.runtime.config import DistributedConfig
 from connect.runtime.embedded_broker import EmbeddedBrokerHandle, start_embedded_broker
 from connect.runtime.heap import freeze_startup_heap
@@ -96,6 +100,25 @@ class DistributedRuntime:
         log.info("distributed worker stopped")
 
 
+def group_member_security(
+    security: Mapping[str, str],
+) -> tuple[ssl.SSLContext | None, SaslCredentials | None]:
+    """The TLS context and SASL credentials of the worker's own group-membership
+    connections, from the same Java keys its Kafka clients take (``security.protocol``,
+    ``ssl.*``, ``sasl.*``). The TLS context reads PEM and PKCS12 stores (Java's
+    ``ssl.truststore.*``/``ssl.keystore.*``) and verifies the broker's host name unless
+    ``ssl.endpoint.identification.algorithm`` is empty, as Kafka's clients do."""
+    protocol = security.get("security.protocol", "PLAINTEXT").strip().upper()
+    tls = None
+    if protocol in ("SSL", "SASL_SSL"):
+        try:
+            ssl_keys = {k: v for k, v in security.items() if k.startswith("ssl.")}
+            tls = client_context(tls_settings_from(ssl_keys))
+        except ConnectException as exc:  # TlsError names the key
+            raise ClientSecurityError(str(exc)) from None
+    return tls, sasl_credentials(security)
+
+
 def _stop_stores(herder: DistributedHerder) -> None:
     for stop in (herder.configs.stop, herder.statuses.stop, herder.worker.offsets.stop):
         try:
@@ -108,12 +131,18 @@ async def start(config: DistributedConfig) -> DistributedRuntime:
     broker = await asyncio.to_thread(start_embedded_broker, config) if config.embedded_broker_enable else None
     try:
         plugins = Plugins(config.plugin_path)
-        # The internal topics' clients take the worker's security settings, nothing else.
-        clients = {
+        # The internal topics' clients and the group membership take the worker's security
+        # settings, nothing else.
+        security = {
             k: str(v)
             for k, v in (config.model_extra or {}).items()
             if k.startswith(("security.", "ssl.", "sasl."))
         }
+        try:
+            clients = librdkafka_security(security)
+            member_tls, member_sasl = group_member_security(security)
+        except ClientSecurityError as exc:
+            raise StartupError(str(exc)) from None
         base = f"connect-{config.group_id}-"
         configs = KafkaConfigBackingStore(
             config.bootstrap_servers,
@@ -161,6 +190,8 @@ async def start(config: DistributedConfig) -> DistributedRuntime:
             rebalance_timeout_ms=config.rebalance_timeout_ms,
             heartbeat_interval_ms=config.heartbeat_interval_ms,
             client_id=f"{base}worker",
+            tls=member_tls,
+            sasl=member_sasl,
         )
         herder = DistributedHerder(worker, plugins, config, configs, statuses, member, url="")
         rest = RestServer(
@@ -169,6 +200,7 @@ async def start(config: DistributedConfig) -> DistributedRuntime:
             config.rest_advertised_host_name,
             config.rest_advertised_port,
             config.rest_advertised_listener,
+            config=config,
         )
         await rest.start()
         # The worker's id and the URL it advertises to the group are the listener's address,

@@ -30,6 +30,7 @@ from connect.runtime.heap import freeze_startup_heap
 from connect.runtime.logging_context import ContextFilter
 from connect.runtime.plugins import Plugins
 from connect.runtime.properties import PropertiesError, PropertiesFile, load
+from connect.runtime.secrets import RedactingFilter
 from connect.runtime.worker import Worker
 from connect.storage.configs import MemoryConfigBackingStore
 from connect.storage.offsets import FileOffsetBackingStore
@@ -47,6 +48,7 @@ class StartupError(Exception):
 def configure_logging(level: str = "INFO") -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(ContextFilter())
+    handler.addFilter(RedactingFilter())
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
     root = logging.getLogger()
     root.handlers[:] = [handler]
@@ -83,7 +85,7 @@ class StandaloneRuntime:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.rest.port}"
+        return f"{self.rest.scheme}://127.0.0.1:{self.rest.port}"
 
     async def stop(self) -> None:
         if self.stopped.is_set():
@@ -112,6 +114,7 @@ async def start(config: StandaloneConfig, connectors: Sequence[PropertiesFile] =
             config.rest_advertised_host_name,
             config.rest_advertised_port,
             config.rest_advertised_listener,
+            config=config,
         )
         await rest.start()
         worker.worker_id = rest.worker_id

@@ -165,8 +165,11 @@ class EmbeddedConnect(_ConnectClient):
         work_dir: str | Path,
         worker_config: Mapping[str, str] | None = None,
         bootstrap_servers: str | None = None,
+        http_options: Mapping[str, Any] | None = None,
     ) -> None:
-        """A worker (and, unless ``bootstrap_servers`` names an existing cluster, a broker)."""
+        """A worker (and, unless ``bootstrap_servers`` names an existing cluster, a broker).
+        ``http_options`` go to the ``httpx.Client`` of the REST shortcuts (``verify``,
+        ``cert``, ``auth``... for a worker with https or authentication)."""
         self.work_dir = Path(work_dir)
         self.work_dir.mkdir(parents=True, exist_ok=True)
         embedded = bootstrap_servers is None
@@ -183,6 +186,7 @@ class EmbeddedConnect(_ConnectClient):
             "embedded.broker.log.dirs": str(self.work_dir / "broker"),
             **(worker_config or {}),
         }
+        self.http_options = dict(http_options or {})
         self.runtime: StandaloneRuntime | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -218,7 +222,7 @@ class EmbeddedConnect(_ConnectClient):
             raise failure[0]
         if self.runtime is None:
             raise TimeoutError("the worker did not start within 120 s")
-        self.http = httpx.Client(base_url=self.url, timeout=120)
+        self.http = httpx.Client(base_url=self.url, timeout=120, **self.http_options)
         return self
 
     def stop(self) -> None:
@@ -293,8 +297,10 @@ class EmbeddedConnectCluster(_ConnectClient):
         workers: int = 3,
         worker_config: Mapping[str, str] | None = None,
         bootstrap_servers: str | None = None,
+        http_options: Mapping[str, Any] | None = None,
     ) -> None:
         self.work_dir = Path(work_dir)
+        self.http_options = dict(http_options or {})
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.external_brokers = bootstrap_servers is not None
         self.bootstrap = bootstrap_servers or f"127.0.0.1:{free_port()}"
@@ -434,7 +440,9 @@ class EmbeddedConnectCluster(_ConnectClient):
         """An HTTP client for worker ``index``'s REST API."""
         client = self._clients.get(str(index))
         if client is None:
-            client = self._clients[str(index)] = httpx.Client(base_url=self.url(index), timeout=120)
+            client = self._clients[str(index)] = httpx.Client(
+                base_url=self.url(index), timeout=120, **self.http_options
+            )
         return client
 
     def request(self, method: str, path: str, body: Any = None, worker: int | None = None) -> httpx.Response:

@@ -61,6 +61,7 @@ from connect.api.errors import (
 )
 from connect.api.headers import Header, Headers
 from connect.api.java_regex import compile_java_regex
+from connect.api.plugin_metrics import PluginMetrics
 from connect.api.records import ConnectRecord, SinkRecord, SourceRecord, TimestampType, TopicPartition
 from connect.api.task import (
     ErrantRecordReporter,
@@ -100,6 +101,7 @@ __all__ = [
     "Headers",
     "NotFoundException",
     "OffsetStorageReader",
+    "PluginMetrics",
     "Predicate",
     "RecordMetadata",
     "RetriableException",

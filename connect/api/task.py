@@ -39,7 +39,8 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from connect.api.records import SinkRecord, SourceRecord, TopicPartition
+    from connect.api.plugin_metrics import NoPluginMetrics, PluginMetrics
+from connect.api.records import SinkRecord, SourceRecord, TopicPartition
 
 
 class OffsetStorageReader(ABC):
@@ -81,6 +82,10 @@ class TaskContext(ABC):
     @abstractmethod
     def configs(self) -> dict[str, str]:
         """This task's configuration."""
+
+    def plugin_metrics(self) -> PluginMetrics:
+        """Where the task registers metrics of its own (exported at the worker's ``/metrics``)."""
+        return NoPluginMetrics()
 
 
 class SourceTaskContext(TaskContext):

@@ -20,8 +20,7 @@ from typing import Any, TypeVar
 
 from connect.api.connector import SinkConnector
 from connect.api.errors import ConnectException, NotFoundException
-from connect.runtime.config import runtime_config_model
-from connect.runtime.config_info import key_defs
+from connect.runtime.plugin_config import plugin_key_defs
 from connect.runtime.plugins import PluginNotFound, Plugins, PluginType
 from connect.runtime.status import ConnectorTaskId, State, Status, TargetState
 from connect.runtime.validation import BadRequest, Validation, validate
@@ -262,12 +261,7 @@ class Herder(ABC):
             desc = self.plugins.find(plugin, kinds)
         except PluginNotFound as exc:
             raise NotFoundException(str(exc)) from None
-        model = getattr(desc.cls, "Config", None)
-        defs = key_defs(model) if model is not None else []
-        if desc.type in (PluginType.SOURCE, PluginType.SINK):
-            # A connector's definition includes the framework's keys, as Kafka's does.
-            defs = key_defs(runtime_config_model(desc.cls)) + defs
-        return [d.info() for d in defs]
+        return [d.info() for d in plugin_key_defs(desc)]
 
     def plugin_matches(self, plugin: str, connector_class: str) -> bool:
         """``config/validate``'s check that the body's connector.class is the plugin in the path."""

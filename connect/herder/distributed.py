@@ -69,8 +69,10 @@ from connect.herder.protocol import (
     encode_metadata,
 )
 from connect.herder.request_signing import SessionKey, generate_key, sign, verify
+from connect.rest.tls import worker_client_context
 from connect.runtime import clients
 from connect.runtime.config import DistributedConfig
+from connect.runtime.metrics import RebalanceMetrics
 from connect.runtime.plugins import Plugins
 from connect.runtime.status import ConnectorTaskId, State, Status, TargetState
 from connect.runtime.worker import Worker
@@ -112,6 +114,7 @@ class DistributedHerder(OffsetsEndpoints):
 
         # Group state.
         self.generation = -1
+        self.rebalance_metrics = RebalanceMetrics()
         self.member_id = ""
         self.leader_id = ""
         self.leader_url: str | None = None
@@ -158,7 +161,8 @@ class DistributedHerder(OffsetsEndpoints):
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._http = httpx.AsyncClient(timeout=_FORWARD_TIMEOUT_S)
+        # Trusts the leader's https listener and shows this worker's certificate if asked.
+        self._http = httpx.AsyncClient(timeout=_FORWARD_TIMEOUT_S, verify=worker_client_context(self.config))
         self.configs.set_listener(_ConfigEvents(self))
         stored = self.configs.session_key()  # the listener only hears keys published from now on
         if stored is not None:
@@ -256,6 +260,7 @@ class DistributedHerder(OffsetsEndpoints):
 
     async def _rebalance(self) -> None:
         self._rejoin_at = None
+        self.rebalance_metrics.started()
         if self.protocol is ConnectProtocolCompatibility.EAGER and self.allocation.connectors | {
             t.connector for t in self.allocation.tasks
         }:
@@ -282,6 +287,7 @@ class DistributedHerder(OffsetsEndpoints):
         self._last_synced_generation = result.generation
         _, assignment = decode_assignment(data)
         await self._apply(assignment)
+        self.rebalance_metrics.completed_at_generation(result.generation, self.leader_url or self.leader_id)
 
     async def _leader_assignments(self, raw: Mapping[str, bytes], generation: int) -> dict[str, bytes]:
         members = {mid: decode_metadata(meta)[1] for mid, meta in raw.items()}

@@ -20,11 +20,14 @@ same code runs against Sluiceway's broker and Apache Kafka. The herder drives it
 What happens underneath:
 
 * **Connections.** One connection to a bootstrap broker (FindCoordinator only) and
-  one to the coordinator. Each starts with ApiVersions, and every request then uses
-  the highest version both sides speak (within what kio has); kio picks the header
-  version (flexible or not). A connection that fails, or whose request times out or
-  is cancelled midway, is closed and reopened on next use: the next response on it
-  could otherwise be mistaken for the answer to a later request.
+  one to the coordinator, over TLS when the worker's ``security.protocol`` says so. Each
+  starts with ApiVersions, then SASL authentication if configured (SaslHandshake v1 and
+  SaslAuthenticate, as Kafka's clients do), and every request then uses the highest
+  version both sides speak (within what kio has); kio picks the header version
+  (flexible or not). A broker refusing our credentials is a ``GroupError``. A
+  connection that fails, or whose request times out or is cancelled midway, is closed
+  and reopened on next use: the next response on it could otherwise be mistaken for
+  the answer to a later request.
 * **Join.** FindCoordinator (retried until a coordinator answers), then JoinGroup,
   which the coordinator holds until the group's join phase completes, so it gets
   ``rebalance_timeout_ms + request_timeout_ms``. MEMBER_ID_REQUIRED is answered by
@@ -50,6 +53,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import ssl
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -69,6 +73,7 @@ from broker.protocol.codec import (
 )
 from broker.protocol.framing import FrameTooLarge, frame_size
 from broker.protocol.versions import ApiKey
+from connect.herder.sasl_client import SaslCredentials, SaslFailure, sasl_exchange
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +85,8 @@ _APIS: Final = (
     ApiKey.SYNC_GROUP,
     ApiKey.HEARTBEAT,
     ApiKey.LEAVE_GROUP,
+    ApiKey.SASL_HANDSHAKE,
+    ApiKey.SASL_AUTHENTICATE,
 )
 _GROUP_KEY_TYPE: Final = 0  # FindCoordinator key type of a consumer/connect group (1 = transaction)
 _MAX_RESPONSE_BYTES: Final = 100 << 20  # a group of thousands of workers still fits; garbage does not
@@ -258,14 +265,26 @@ class _BrokerConnection:
         return f"{self.address[0]}:{self.address[1]}"
 
     @classmethod
-    async def open(cls, address: tuple[str, int], client_id: str, timeout: float) -> _BrokerConnection:
+    async def open(
+        cls,
+        address: tuple[str, int],
+        client_id: str,
+        timeout: float,
+        tls: ssl.SSLContext | None = None,
+        sasl: SaslCredentials | None = None,
+    ) -> _BrokerConnection:
         try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(*address), timeout)
-        except (OSError, TimeoutError) as exc:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(*address, ssl=tls, server_hostname=address[0] if tls else None),
+                timeout,
+            )
+        except (OSError, TimeoutError) as exc:  # ssl.SSLError (a failed handshake) is an OSError
             raise _Unreachable(f"cannot connect to {address[0]}:{address[1]}: {exc!r}") from exc
         conn = cls(address, reader, writer)
         try:
             await conn._negotiate(client_id, timeout)
+            if sasl is not None:
+                await conn._authenticate(sasl, client_id, timeout)
         except BaseException:
             conn.close()
             raise
@@ -364,6 +383,41 @@ class _BrokerConnection:
             log.debug("negotiated API versions with %s: %s", self, self.versions)
             return
 
+    async def _authenticate(self, credentials: SaslCredentials, client_id: str, timeout: float) -> None:
+        # SaslHandshake v0 would send the tokens as raw frames; every broker since Kafka 1.0
+        # speaks v1, whose tokens travel in SaslAuthenticate requests.
+        if self.version(ApiKey.SASL_HANDSHAKE) < 1 or self.version(ApiKey.SASL_AUTHENTICATE) < 0:
+            raise GroupError(
+                f"broker {self} does not offer SaslHandshake v1 and SaslAuthenticate: "
+                "is this a SASL listener?",
+                _error_name(ErrorCode.unsupported_version),
+            )
+        mechanism, user = credentials.mechanism, credentials.username
+        shake = await self.request(ApiKey.SASL_HANDSHAKE, {"mechanism": mechanism}, client_id, timeout)
+        if shake.error_code != ErrorCode.none:
+            raise GroupError(
+                f"broker {self} refused SASL mechanism {mechanism} ({_error_name(shake.error_code)}); "
+                f"it enables {', '.join(shake.mechanisms) or 'none'}: set sasl.mechanism to one of them",
+                _error_name(shake.error_code),
+            )
+        steps = sasl_exchange(credentials)
+        token = next(steps)
+        while True:
+            answer = await self.request(ApiKey.SASL_AUTHENTICATE, {"auth_bytes": token}, client_id, timeout)
+            if answer.error_code != ErrorCode.none:
+                raise GroupError(
+                    f"SASL {mechanism} authentication as {user!r} failed on {self}: "
+                    f"{answer.error_message or _error_name(answer.error_code)}",
+                    _error_name(answer.error_code),
+                )
+            try:
+                token = steps.send(bytes(answer.auth_bytes))
+            except StopIteration:
+                log.debug("authenticated to %s as %r with %s", self, user, mechanism)
+                return
+            except SaslFailure as exc:
+                raise GroupError(f"SASL {mechanism} authentication as {user!r} on {self}: {exc}") from exc
+
 
 # -- the member ----------------------------------------------------------------------------
 
@@ -395,7 +449,10 @@ class GroupMember:
         request_timeout_ms: int = 30000,
         retry_backoff_ms: int = 100,
         group_instance_id: str | None = None,
+        tls: ssl.SSLContext | None = None,
+        sasl: SaslCredentials | None = None,
     ) -> None:
+        """``tls`` (a client context) makes every connection TLS; ``sasl`` authenticates each."""
         if not group_id:
             raise ValueError("group_id must not be empty")
         if not 0 < heartbeat_interval_ms < session_timeout_ms:
@@ -410,6 +467,8 @@ class GroupMember:
         self._request_timeout = request_timeout_ms / 1000
         self._retry_backoff = retry_backoff_ms / 1000
         self._instance_id = group_instance_id
+        self._tls = tls
+        self._sasl = sasl
 
         self._member_id = ""
         self._generation = -1
@@ -654,9 +713,7 @@ class GroupMember:
         try:
             conn = self._coordinator_conn
             if conn is None or conn.closed:
-                conn = await _BrokerConnection.open(
-                    (coordinator.host, coordinator.port), self._client_id, self._request_timeout
-                )
+                conn = await self._open((coordinator.host, coordinator.port), self._request_timeout)
                 self._coordinator_conn = conn
             # wait_for also bounds the wait for a JoinGroup another task may hold on this connection.
             response = await asyncio.wait_for(
@@ -809,8 +866,8 @@ class GroupMember:
                 try:
                     coordinator = self._coordinator or await self._find_coordinator(deadline)
                     self._coordinator = coordinator
-                    self._coordinator_conn = await _BrokerConnection.open(
-                        (coordinator.host, coordinator.port), self._client_id, self._timeout(deadline)
+                    self._coordinator_conn = await self._open(
+                        (coordinator.host, coordinator.port), self._timeout(deadline)
                     )
                     return self._coordinator_conn
                 except _Unreachable as exc:
@@ -865,8 +922,11 @@ class GroupMember:
         if conn is not None and not conn.closed:
             return conn
         address = self._bootstrap[self._bootstrap_index % len(self._bootstrap)]
-        self._bootstrap_conn = await _BrokerConnection.open(address, self._client_id, self._timeout(deadline))
+        self._bootstrap_conn = await self._open(address, self._timeout(deadline))
         return self._bootstrap_conn
+
+    async def _open(self, address: tuple[str, int], timeout: float) -> _BrokerConnection:
+        return await _BrokerConnection.open(address, self._client_id, timeout, self._tls, self._sasl)
 
     def _forget_coordinator(self, reason: str, attempt: int) -> None:
         if self._coordinator is not None:

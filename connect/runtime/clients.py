@@ -15,6 +15,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from connect.runtime.client_security import librdkafka_security
+
 log = logging.getLogger(__name__)
 
 # Java client key -> librdkafka key (None: no equivalent, dropped).
@@ -74,7 +76,8 @@ CLIENT_LOGGER.addFilter(_ConnectionNoise())
 
 def _translate(settings: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for key, value in settings.items():
+    # sasl.jaas.config, Java truststores...: see connect.runtime.client_security.
+    for key, value in librdkafka_security(settings).items():
         if key in _JAVA_KEYS:
             target = _JAVA_KEYS[key]
             if target is None:

@@ -23,6 +23,10 @@ SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverte
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
+BASIC_AUTH_REST_EXTENSION = (
+    "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
+)
+
 
 class WorkerConfig(ConfigModel):
     bootstrap_servers: str = Field(
@@ -64,8 +68,47 @@ class WorkerConfig(ConfigModel):
     rest_advertised_host_name: str | None = Field(None, alias="rest.advertised.host.name")
     rest_advertised_port: int | None = Field(None, alias="rest.advertised.port")
     rest_advertised_listener: str | None = Field(None, alias="rest.advertised.listener")
-    access_control_allow_origin: str = Field("", alias="access.control.allow.origin")
-    access_control_allow_methods: str = Field("", alias="access.control.allow.methods")
+    # Limits of the REST server (Sluiceway's own keys; docs/limits.md).
+    rest_request_max_bytes: int = Field(4 << 20, alias="rest.request.max.bytes", ge=1)
+    rest_request_read_timeout_ms: int = Field(30000, alias="rest.request.read.timeout.ms", ge=1)
+    rest_max_connections: int = Field(1000, alias="rest.max.connections", ge=1)
+    rest_max_connections_per_ip: int = Field(2**31 - 1, alias="rest.max.connections.per.ip", ge=1)
+    rest_keep_alive_timeout_ms: int = Field(5000, alias="rest.keep.alive.timeout.ms", ge=1)
+    access_control_allow_origin: str = Field(
+        "",
+        alias="access.control.allow.origin",
+        description="Origins (comma-separated, or *) allowed to call the REST API from a browser (CORS); "
+        "empty: only the API's own origin.",
+    )
+    access_control_allow_methods: str = Field(
+        "",
+        alias="access.control.allow.methods",
+        description="Methods allowed in cross-origin requests; empty: GET, POST and HEAD.",
+    )
+    rest_extension_classes: CommaList = Field(
+        default_factory=list,
+        alias="rest.extension.classes",
+        description=f"REST extensions; {BASIC_AUTH_REST_EXTENSION} turns on HTTP basic authentication "
+        "with the JAAS file of java.security.auth.login.config.",
+    )
+    java_security_auth_login_config: str | None = Field(
+        None,
+        alias="java.security.auth.login.config",
+        description="JAAS file of the basic-auth REST extension, when KAFKA_OPTS does not set it "
+        "(-Djava.security.auth.login.config=...).",
+    )
+    rest_authentication_basic_credentials_file: str | None = Field(
+        None,
+        alias="rest.authentication.basic.credentials.file",
+        description="Turns on HTTP basic authentication of the REST API with this credentials file "
+        "(user: password[,role] lines; roles admin and viewer).",
+    )
+    rest_authentication_bearer_tokens_file: str | None = Field(
+        None,
+        alias="rest.authentication.bearer.tokens.file",
+        description="Turns on bearer-token authentication of the REST API with this file "
+        "(<token or its sha256>: role lines).",
+    )
     client_id: str | None = Field(None, alias="client.id")
     exactly_once_source_support: Literal["disabled", "preparing", "enabled"] = Field(
         "disabled", alias="exactly.once.source.support"
@@ -78,9 +121,36 @@ class WorkerConfig(ConfigModel):
     )
     embedded_broker_log_dirs: str | None = Field(None, alias="embedded.broker.log.dirs")
 
+    @field_validator("rest_extension_classes")
+    @classmethod
+    def _rest_extensions(cls, v: list[str]) -> list[str]:
+        unknown = [c for c in v if c != BASIC_AUTH_REST_EXTENSION]
+        if unknown:
+            raise ValueError(
+                f"REST extension {unknown[0]} is not available; the one Sluiceway has is "
+                f"{BASIC_AUTH_REST_EXTENSION}"
+            )
+        return v
+
+    @field_validator("rest_advertised_listener", mode="before")
+    @classmethod
+    def _advertised_listener(cls, v: Any) -> Any:
+        if isinstance(v, str) and v.strip():
+            if v.strip().lower() not in ("http", "https"):
+                raise ValueError("must be http or https")
+            return v.strip().lower()
+        return None if isinstance(v, str) else v
+
     def client_settings(self, prefix: str) -> dict[str, str]:
-        """Worker-level client settings (``producer.``/``consumer.``/``admin.`` prefix)."""
-        return {k: str(v) for k, v in self.with_prefix(prefix).items()}
+        """Worker-level client settings (``producer.``/``consumer.``/``admin.`` prefix), over the
+        worker's own ``security.protocol``/``ssl.*``/``sasl.*`` keys: a worker that reaches a secured
+        Kafka needs them in every client, so they are not repeated three times."""
+        security = {
+            k: str(v)
+            for k, v in (self.model_extra or {}).items()
+            if k == "security.protocol" or k.startswith(("ssl.", "sasl."))
+        }
+        return {**security, **{k: str(v) for k, v in self.with_prefix(prefix).items()}}
 
     def provider_settings(self, alias: str) -> tuple[str | None, dict[str, str]]:
         """(class, params) of a config provider alias."""

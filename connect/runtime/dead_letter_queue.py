@@ -39,6 +39,9 @@ class DeadLetterQueueReporter(ErrorReporter):
         self.context_headers = context_headers
         self._create_topic(admin_config, replication_factor)
         self.producer = Producer(producer_config)
+        # Kafka's deadletterqueue-produce-requests / -failures (task error metrics)
+        self.produce_requests = 0
+        self.produce_failures = 0
 
     def _create_topic(self, admin_config: dict[str, Any], replication_factor: int) -> None:
         admin = AdminClient(admin_config)
@@ -74,10 +77,12 @@ class DeadLetterQueueReporter(ErrorReporter):
             if err is None:
                 done.set_result(None)
             else:
+                self.produce_failures += 1
                 done.set_exception(
                     ConnectException(f"could not write to the dead letter queue {self.topic}: {err.str()}")
                 )
 
+        self.produce_requests += 1
         self.producer.produce(
             self.topic,
             key=raw.key,
@@ -87,6 +92,7 @@ class DeadLetterQueueReporter(ErrorReporter):
             on_delivery=delivered,
         )
         if self.producer.flush(_SEND_TIMEOUT_S) and not done.done():
+            self.produce_failures += 1
             done.set_exception(ConnectException(f"timed out writing to the dead letter queue {self.topic}"))
         return done
 

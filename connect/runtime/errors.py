@@ -150,10 +150,12 @@ class LogReporter(ErrorReporter):
     def __init__(self, task_label: str, config: ErrorsConfig) -> None:
         self.task_label = task_label
         self.config = config
+        self.logged = 0  # Kafka's total-errors-logged
 
     def report(self, ctx: ProcessingContext) -> Future[None]:
         if not self.config.log_enable:
             return _done()
+        self.logged += 1
         where = ""
         if ctx.consumed is not None:
             where = f", where consumed record is {ctx.consumed.describe(self.config.log_include_messages)}"

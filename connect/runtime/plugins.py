@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from connect.api.config_provider import ConfigProvider
@@ -210,7 +211,7 @@ class Plugins:
         if not module_name or not attr:
             return None
         try:
-            module = importlib.import_module(module_name)
+            module = import_plugin_module(module_name)
             obj = getattr(module, attr)
         except (ImportError, AttributeError, ValueError):
             return None
@@ -280,12 +281,25 @@ class Plugins:
         if not module_name:
             return None
         try:
-            obj = getattr(importlib.import_module(module_name), attr)
+            obj = getattr(import_plugin_module(module_name), attr)
         except (ImportError, AttributeError, ValueError):
             return None
         if callable(obj) and not inspect.isclass(obj):
             return obj  # type: ignore[no-any-return]
         return None
+
+
+def import_plugin_module(name: str) -> ModuleType:
+    """The module of a plugin named by its dotted path in a config or a REST path.
+
+    Names come from users (and from anyone who can send a GET), so: relative names ('.x',
+    which importlib refuses with a TypeError) and the standard library's modules (no plugin
+    lives there, and importing some of them has effects: ``antigravity`` opens a browser)
+    are not imported; both raise ImportError like a module that does not exist."""
+    top = name.partition(".")[0]
+    if not top or top in sys.stdlib_module_names:
+        raise ImportError(f"No plugin module named {name!r}")
+    return importlib.import_module(name)
 
 
 def _classes_in(obj: Any) -> list[type]:

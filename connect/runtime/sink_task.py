@@ -34,6 +34,7 @@ from confluent_kafka import (
 from connect.api.converter import Converter, HeaderConverter
 from connect.api.errors import ConnectException, RetriableException
 from connect.api.headers import Headers
+from connect.api.plugin_metrics import PluginMetrics
 from connect.api.records import SinkRecord, TimestampType, TopicPartition
 from connect.api.task import ErrantRecordReporter, SinkTask, SinkTaskContext
 from connect.runtime.errors import TOLERATED, ProcessingContext, RawRecord, RetryWithToleranceOperator, Stage
@@ -71,6 +72,9 @@ class _SinkContext(SinkTaskContext):
 
     def configs(self) -> dict[str, str]:
         return dict(self.runner.task_config)
+
+    def plugin_metrics(self) -> PluginMetrics:
+        return self.runner.plugin_metrics
 
     def offset(
         self, offsets: Mapping[TopicPartition, int] | TopicPartition, offset: int | None = None
@@ -153,6 +157,8 @@ class _ErrantRecordReporter(ErrantRecordReporter):
 
 
 class WorkerSinkTask(WorkerTask):
+    is_sink = True
+
     def __init__(
         self,
         task_id: ConnectorTaskId,
@@ -261,6 +267,8 @@ class WorkerSinkTask(WorkerTask):
         assert self.consumer is not None
         while not self.stopping:
             self.apply_pauses()
+            # Paused partitions return nothing more: records fetched before are held back.
+            self.report_target_state()
             self._apply_rewinds()
             if self._retry_batch is not None and time.monotonic() >= self._retry_at:
                 batch, self._retry_batch = self._retry_batch, None
@@ -340,8 +348,7 @@ class WorkerSinkTask(WorkerTask):
             if tp in self.assigned:
                 self.current_offsets[tp] = offset
         if records:
-            self.metrics.batch_count += 1
-            self.metrics.batch_time_total_ms += (time.perf_counter() - started) * 1000
+            self.metrics.batch(len(records), (time.perf_counter() - started) * 1000)
             self.metrics.records_out += len(records)
         self.apply_pauses()
 
@@ -367,9 +374,11 @@ class WorkerSinkTask(WorkerTask):
         null_topic: str | None = None
         null_key: Any = None
         types = _TIMESTAMP_TYPES
+        events = 0  # consumer errors and end-of-partition events: not records read
         for msg in messages:
             err = msg.error()
             if err is not None:
+                events += 1
                 if err.code() == KafkaError._PARTITION_EOF:
                     continue
                 if err.fatal() or err.code() in _FATAL_CONSUMER_ERRORS:
@@ -446,7 +455,7 @@ class WorkerSinkTask(WorkerTask):
                     continue
                 record = transformed
             out.append(record)
-        self.metrics.records_in += len(messages)
+        self.metrics.records_in += len(messages) - events
         if cur_topic is not None:
             offsets[(cur_topic, cur_partition)] = cur_next
         for (topic, partition), next_offset in offsets.items():
@@ -616,10 +625,15 @@ class WorkerSinkTask(WorkerTask):
         self._callback_error = exc
         raise exc
 
+    @property
+    def partition_count(self) -> int:
+        return len(self.assigned)
+
     # -- commits ----------------------------------------------------------------------
 
     def _commit(self, partitions: list[TopicPartition], final: bool = False) -> None:
         self._last_commit = time.monotonic()
+        started = time.perf_counter()
         assert self.consumer is not None
         wanted = {tp: off for tp, off in self.current_offsets.items() if tp in partitions}
         if not wanted:
@@ -629,7 +643,7 @@ class WorkerSinkTask(WorkerTask):
         try:
             committable = dict(self.task.pre_commit(dict(wanted)))
         except Exception:
-            self.metrics.commit_failures += 1
+            self.metrics.commit(False, (time.perf_counter() - started) * 1000)
             log.exception("%s: pre_commit() raised; rewinding to the last committed offsets", self.id)
             for tp in partitions:
                 if tp in self.last_committed:
@@ -641,14 +655,15 @@ class WorkerSinkTask(WorkerTask):
             if tp in self.assigned and self.last_committed.get(tp) != off
         ]
         if not todo:
+            self.metrics.commit_skips += 1
             return
         try:
             self.consumer.commit(offsets=todo, asynchronous=False)
         except KafkaException as exc:
-            self.metrics.commit_failures += 1
+            self.metrics.commit(False, (time.perf_counter() - started) * 1000)
             log.warning("%s: offset commit failed%s: %s", self.id, " (final)" if final else "", exc)
             return
-        self.metrics.commit_successes += 1
+        self.metrics.commit(True, (time.perf_counter() - started) * 1000)
         for p in todo:
             self.last_committed[TopicPartition(p.topic, p.partition)] = p.offset
 

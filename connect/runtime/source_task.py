@@ -20,6 +20,7 @@ from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-def
 
 from connect.api.converter import Converter, HeaderConverter
 from connect.api.errors import ConnectException, RetriableException
+from connect.api.plugin_metrics import NoPluginMetrics, PluginMetrics
 from connect.api.records import SourceRecord
 from connect.api.task import RecordMetadata, SourceTask, SourceTaskContext, partition_key
 from connect.runtime.errors import TOLERATED, RetryWithToleranceOperator, Stage
@@ -36,9 +37,15 @@ _POLL_RETRY_S = 0.1
 
 
 class _SourceTaskContext(SourceTaskContext):
-    def __init__(self, config: dict[str, str], reader: ConnectorOffsetReader) -> None:
+    def __init__(
+        self, config: dict[str, str], reader: ConnectorOffsetReader, metrics: PluginMetrics | None = None
+    ) -> None:
         self._config = config
         self._reader = reader
+        self._metrics = metrics or NoPluginMetrics()
+
+    def plugin_metrics(self) -> PluginMetrics:
+        return self._metrics
 
     def configs(self) -> dict[str, str]:
         return dict(self._config)
@@ -110,7 +117,7 @@ class WorkerSourceTask(WorkerTask):
 
     def initialize_plugin(self) -> None:
         self.producer = Producer(self.producer_config)
-        self.task.initialize(_SourceTaskContext(self.task_config, self.offset_reader))
+        self.task.initialize(_SourceTaskContext(self.task_config, self.offset_reader, self.plugin_metrics))
         self.task.start(dict(self.task_config))
 
     def signal_plugin_stop(self) -> None:
@@ -131,6 +138,7 @@ class WorkerSourceTask(WorkerTask):
     def execute(self) -> None:
         assert self.producer is not None
         while not self.stopping:
+            self.report_target_state()
             if self.paused:
                 self.producer.poll(0)
                 self.maybe_commit()
@@ -160,8 +168,7 @@ class WorkerSourceTask(WorkerTask):
         if not records:
             return []
         self.metrics.records_in += len(records)
-        self.metrics.batch_count += 1
-        self.metrics.batch_time_total_ms += (time.perf_counter() - started) * 1000
+        self.metrics.batch(len(records), (time.perf_counter() - started) * 1000)
         return records if isinstance(records, list) else list(records)
 
     def _send_all(self) -> None:
@@ -183,7 +190,8 @@ class WorkerSourceTask(WorkerTask):
         value_from = self.value_converter.from_connect_data
         known = self._known_topics
         stopping = self._stopping
-        i = self._next
+        i = start = self._next
+        skipped_before = self.metrics.records_skipped
         n = len(records)
         # The newest sent offset of the partition being sent right now; noted in
         # _latest whenever the partition changes and when the loop ends.
@@ -286,6 +294,8 @@ class WorkerSourceTask(WorkerTask):
         finally:
             self._next = i
             self._note_offset(cur_partition, cur_offset)
+            # Kafka's source-record-write: records handed to the producer (not dropped).
+            self.metrics.records_out += (i - start) - (self.metrics.records_skipped - skipped_before)
 
     def _note_offset(self, partition: Mapping[str, Any] | None, offset: Mapping[str, Any] | None) -> None:
         if partition is not None and offset is not None:
@@ -314,7 +324,6 @@ class WorkerSourceTask(WorkerTask):
                     self._commit_record(record, None)
                 return
             submitted.ack()
-            self.metrics.records_out += 1
             ts = msg.timestamp()
             self._commit_record(
                 record,
@@ -334,8 +343,9 @@ class WorkerSourceTask(WorkerTask):
         if self.operator.config.tolerate_all:
             # KIP-779: with errors.tolerance=all a record Kafka refused is reported and
             # skipped, not retried forever.
+            # Counted by the operator (task error metrics); the record was already counted as
+            # written when the producer took it, as Kafka counts source-record-write.
             self.operator.execute(Stage.KAFKA_PRODUCE, "Producer", _raiser(err, msg), source_record=record)
-            self.metrics.records_skipped += 1
             return True
         self._producer_error = ConnectException(
             f"Unrecoverable exception from producer send callback: {err.str()} (topic {msg.topic()})"
@@ -404,6 +414,7 @@ class WorkerSourceTask(WorkerTask):
     def commit_offsets(self) -> bool:
         """Write the offsets of everything Kafka has acknowledged; never ahead of it."""
         self._last_commit = time.monotonic()
+        started = time.perf_counter()
         assert self.producer is not None
         if self.per_record_acks:
             self.producer.poll(0)
@@ -416,7 +427,7 @@ class WorkerSourceTask(WorkerTask):
             if self._producer_error is not None:
                 return False
             if remaining:
-                self.metrics.commit_failures += 1
+                self.metrics.commit(False, (time.perf_counter() - started) * 1000)
                 log.error(
                     "%s: failed to flush, timed out while waiting for the producer to flush outstanding %d "
                     "messages; offsets will be committed later",
@@ -431,10 +442,10 @@ class WorkerSourceTask(WorkerTask):
         try:
             self.offset_writer.write(offsets)
         except Exception:
-            self.metrics.commit_failures += 1
+            self.metrics.commit(False, (time.perf_counter() - started) * 1000)
             log.exception("%s: failed to commit offsets", self.id)
             return False
-        self.metrics.commit_successes += 1
+        self.metrics.commit(True, (time.perf_counter() - started) * 1000)
         log.debug("%s: committed offsets of %d source partitions", self.id, len(offsets))
         try:
             self.task.commit()

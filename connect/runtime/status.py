@@ -7,6 +7,8 @@ import traceback
 from dataclasses import dataclass
 from typing import Protocol
 
+from connect.runtime.secrets import SECRETS
+
 
 class State(enum.Enum):
     UNASSIGNED = "UNASSIGNED"
@@ -54,7 +56,8 @@ class Status:
 
 
 def trace_of(error: BaseException) -> str:
-    return "".join(traceback.format_exception(error)).rstrip()
+    """The trace a status shows (REST, status topic, console), with known secrets hidden."""
+    return SECRETS.redact("".join(traceback.format_exception(error)).rstrip())
 
 
 class StatusListener(Protocol):

@@ -9,7 +9,6 @@ moment a connector or task starts; stored configs keep them.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import threading
 import time
@@ -32,7 +31,10 @@ from connect.runtime.config import (
 from connect.runtime.config_providers import resolve
 from connect.runtime.dead_letter_queue import DeadLetterQueueReporter
 from connect.runtime.errors import ErrorReporter, ErrorsConfig, LogReporter, RetryWithToleranceOperator
-from connect.runtime.plugins import Plugins
+from connect.runtime.metrics import MetricsSampler, StartupCounts
+from connect.runtime.plugin_config import plugin_key_defs
+from connect.runtime.plugins import PluginNotFound, Plugins, PluginType, import_plugin_module
+from connect.runtime.secrets import SECRETS, secret_values
 from connect.runtime.sink_task import WorkerSinkTask
 from connect.runtime.source_task import WorkerSourceTask
 from connect.runtime.status import ConnectorTaskId, State, Status, StatusListener, TargetState, trace_of
@@ -76,11 +78,14 @@ class Worker:
         # (``offsets.storage.topic``), made when the first connector names that topic.
         self.connector_offsets: Callable[[str], OffsetBackingStore] | None = None
         self._connector_stores: dict[str, OffsetBackingStore] = {}
+        self.startup_counts = StartupCounts()
+        self._sampler = MetricsSampler(lambda: list(self.tasks.values()))
 
     # -- lifecycle ----------------------------------------------------------------------
 
     def start(self) -> None:
         self.offsets.start()
+        self._sampler.start()
         log.info("worker %s started", self.worker_id)
 
     def stop(self) -> None:
@@ -90,6 +95,7 @@ class Worker:
         self.stop_and_await_tasks(tasks)
         for name in names:
             self.stop_connector(name)
+        self._sampler.stop()
         self.offsets.stop()
         for store in self._connector_stores.values():
             store.stop()
@@ -108,6 +114,19 @@ class Worker:
 
     def resolve(self, config: Mapping[str, str]) -> dict[str, str]:
         return resolve(config, self.providers)
+
+    def _register_secrets(self, connector_props: Mapping[str, str], *more: Mapping[str, str]) -> None:
+        """Hide the values of the connector's password keys from every log line and trace
+        (resolved values: a config provider's secret is as secret as a literal one)."""
+        try:
+            desc = self.plugins.find(
+                connector_props.get("connector.class", ""), (PluginType.SOURCE, PluginType.SINK)
+            )
+            password_keys = {d.name for d in plugin_key_defs(desc) if d.type == "PASSWORD"}
+        except PluginNotFound:
+            password_keys = set()  # reported where the connector is created; client keys still count
+        for props in (connector_props, *more):
+            SECRETS.register(secret_values(props, password_keys))
 
     def offsets_for(self, connector: str, props: Mapping[str, str]) -> OffsetBackingStore:
         """Where a source connector's offsets live: its own ``offsets.storage.topic`` (over the
@@ -142,10 +161,13 @@ class Worker:
         with self._lock:
             if name in self.connectors:
                 raise ConnectException(f"connector {name} is already running on this worker")
+        self.startup_counts.connector_attempts += 1
         try:
             resolved = self.resolve(props)
+            self._register_secrets(resolved)
             connector = self.plugins.new_connector(resolved["connector.class"])
         except Exception as exc:
+            self.startup_counts.connector_failures += 1
             log.error("connector %s could not be created", name, exc_info=exc)
             self.status.on_status(name, None, Status(State.FAILED, self.worker_id, trace_of(exc)))
             return False
@@ -157,7 +179,12 @@ class Worker:
         wc = WorkerConnector(name, connector, self.worker_id, self.status, reader, on_reconfigure)
         with self._lock:
             self.connectors[name] = wc
-        return bool(self._wait(wc.start(resolved, target), f"starting connector {name}"))
+        started = bool(self._wait(wc.start(resolved, target), f"starting connector {name}"))
+        if started:
+            self.startup_counts.connector_successes += 1
+        else:
+            self.startup_counts.connector_failures += 1
+        return started
 
     def reconfigure_connector(self, name: str, props: Mapping[str, str]) -> bool:
         wc = self.connectors.get(name)
@@ -220,11 +247,13 @@ class Worker:
         with self._lock:
             if task_id in self.tasks:
                 raise ConnectException(f"task {task_id} is already running on this worker")
+        self.startup_counts.task_attempts += 1
         try:
-            runner = self._build_task(
-                task_id, self.resolve(connector_props), self.resolve(task_props), target
-            )
+            resolved_connector, resolved_task = self.resolve(connector_props), self.resolve(task_props)
+            self._register_secrets(resolved_connector, resolved_task)
+            runner = self._build_task(task_id, resolved_connector, resolved_task, target)
         except Exception as exc:
+            self.startup_counts.task_failures += 1
             log.error("task %s could not be created", task_id, exc_info=exc)
             self.status.on_status(
                 task_id.connector, task_id.task, Status(State.FAILED, self.worker_id, trace_of(exc))
@@ -233,6 +262,7 @@ class Worker:
         with self._lock:
             self.tasks[task_id] = runner
         runner.start()
+        self.startup_counts.task_successes += 1
         return True
 
     def stop_and_await_tasks(self, ids: list[ConnectorTaskId]) -> None:
@@ -372,7 +402,7 @@ class Worker:
         if class_name:
             module_name, _, attr = class_name.rpartition(".")
             try:
-                cls = getattr(importlib.import_module(module_name), attr)
+                cls = getattr(import_plugin_module(module_name), attr)
             except (ImportError, AttributeError, ValueError) as exc:
                 raise ConnectException(f"cannot load task class {class_name}: {exc}") from exc
         else:

@@ -63,6 +63,7 @@ class WorkerConnector:
         self.started = False
         self.failed = False
         self.target = TargetState.STARTED
+        self.state: State | None = None
         self._lock = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"connector-{name}")
         connector.initialize(_Context(self))
@@ -82,6 +83,7 @@ class WorkerConnector:
         return self._executor.submit(run)
 
     def _report(self, state: State, trace: str | None = None) -> None:
+        self.state = state  # read by the metrics exporter
         try:
             self.status.on_status(self.name, None, Status(state, self.worker_id, trace))
         except Exception:
@@ -113,11 +115,13 @@ class WorkerConnector:
                     self.failed = False
                     self.connector.start(dict(self.props))
                     self.started = True
+                    log.info("connector %s started (%s)", self.name, type(self.connector).__name__)
                 self._report(State.RUNNING)
             else:
                 if self.started:
                     self.started = False
                     self.connector.stop()
+                    log.info("connector %s stopped (%s)", self.name, target.value.lower())
                 self._report(State.PAUSED if target == TargetState.PAUSED else State.STOPPED)
             return True
         except Exception as exc:

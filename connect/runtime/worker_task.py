@@ -12,40 +12,22 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, ClassVar
 
 from connect.runtime.errors import RetryWithToleranceOperator
 from connect.runtime.logging_context import reset_context, set_context
+from connect.runtime.plugin_metrics import TaskPluginMetrics
 from connect.runtime.status import ConnectorTaskId, State, Status, StatusListener, TargetState, trace_of
+from connect.runtime.task_metrics import TaskMetrics
 
 log = logging.getLogger(__name__)
 
 
-class TaskMetrics:
-    """Counters a task keeps (read by the metrics exporter); plain ints, updated on the task thread."""
-
-    __slots__ = (
-        "batch_count",
-        "batch_time_total_ms",
-        "commit_failures",
-        "commit_successes",
-        "records_in",
-        "records_out",
-        "records_skipped",
-    )
-
-    def __init__(self) -> None:
-        self.records_in = 0  # polled (source) / read (sink)
-        self.records_out = 0  # written to Kafka (source) / put (sink)
-        self.records_skipped = 0
-        self.commit_successes = 0
-        self.commit_failures = 0
-        self.batch_count = 0
-        self.batch_time_total_ms = 0.0
-
-
 class WorkerTask(ABC):
+    is_sink: ClassVar[bool] = False
+
     def __init__(
         self,
         task_id: ConnectorTaskId,
@@ -58,7 +40,9 @@ class WorkerTask(ABC):
         self.worker_id = worker_id
         self.status = status
         self.operator = operator
-        self.metrics = TaskMetrics()
+        self.metrics = TaskMetrics(time.monotonic())
+        self.plugin_metrics = TaskPluginMetrics()  # the plugin's own gauges (context.plugin_metrics())
+        self.state: State | None = None  # the last state reported (read by the metrics exporter)
         self._stopping = threading.Event()
         self._resumed = threading.Event()
         if target_state == TargetState.STARTED:
@@ -92,12 +76,18 @@ class WorkerTask(ABC):
         self._cancelled = True
 
     def transition_to(self, target: TargetState) -> None:
+        """Ask the task to pause or resume; the task thread reports the new state once it
+        has taken effect (``report_target_state``), so PAUSED means no record moves."""
         if target == TargetState.PAUSED:
             self._resumed.clear()
-            self._report(State.PAUSED)
         elif target == TargetState.STARTED:
             self._resumed.set()
-            self._report(State.RUNNING)
+
+    def report_target_state(self) -> None:
+        """Called by the pipeline loop (task thread) where pausing has taken effect."""
+        state = State.PAUSED if self.paused else State.RUNNING
+        if self.state in (State.RUNNING, State.PAUSED) and self.state != state:
+            self._report(state)
 
     @property
     def stopping(self) -> bool:
@@ -161,6 +151,7 @@ class WorkerTask(ABC):
     def _report(self, state: State, trace: str | None = None) -> None:
         if self._failed and state != State.FAILED:
             return
+        self.state = state
         try:
             self.status.on_status(self.id.connector, self.id.task, Status(state, self.worker_id, trace))
         except Exception:
@@ -183,6 +174,11 @@ class WorkerTask(ABC):
     @abstractmethod
     def close(self) -> None:
         """Release clients and converters (on the task thread, after ``execute``)."""
+
+    @property
+    def partition_count(self) -> int:
+        """Topic partitions assigned (sinks)."""
+        return 0
 
     def describe(self) -> dict[str, Any]:
         return {"id": str(self.id), "alive": self.alive, "paused": self.paused, "stopping": self.stopping}

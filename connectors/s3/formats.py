@@ -13,6 +13,7 @@ import gzip
 import io
 import tempfile
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -40,6 +41,12 @@ class ObjectFile(ABC):
     @abstractmethod
     def append(self, record: SinkRecord) -> None:
         """Take a record; raise ``DataException`` (before taking it) if it cannot be written."""
+
+    def extend(self, records: Sequence[SinkRecord]) -> bool:
+        """Take all of ``records``, or none of them and return False (one of them cannot be
+        written: the caller then goes one by one, to report it). Formats that gain nothing
+        from a batch keep this default, which takes none."""
+        return False
 
     @abstractmethod
     def finish(self) -> Finished:
@@ -94,6 +101,19 @@ class _LinesFile(ObjectFile):
         self.rows += 1
         if self.pending >= _BLOCK_BYTES:
             self._drain()
+
+    def extend(self, records: Sequence[SinkRecord]) -> bool:
+        encode = self.encode
+        try:
+            data = [encode(r) for r in records]  # all encoded before any is taken
+        except DataException:
+            return False
+        self.lines.extend(data)
+        self.pending += sum(map(len, data))
+        self.rows += len(data)
+        if self.pending >= _BLOCK_BYTES:
+            self._drain()
+        return True
 
     def _drain(self) -> None:
         if self.lines:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Collection, Mapping
+from concurrent.futures import ThreadPoolExecutor
 
 from connect.api import (
     ConnectException,
@@ -60,6 +61,9 @@ class S3SinkTask(SinkTask):
         self.store = Store(config)
         self.store.check_bucket()
         self.writers: dict[TopicPartition, PartitionWriter] = {}
+        # One upload thread: the bucket receives a task's rotations one at a time, in order,
+        # while the task thread goes on with the next records.
+        self.uploads = ThreadPoolExecutor(1, thread_name_prefix="s3-upload")
         self.retries = 0  # consecutive put() calls that asked to be retried
         log.info("S3 sink writing %s objects to %s", config.format, self.store.where)
 
@@ -78,6 +82,7 @@ class S3SinkTask(SinkTask):
                 needs_timestamp(self.partitioner),
                 self.store,
                 self._report,
+                self.uploads,
             )
             prefix = self.naming.topic_prefix(tp.topic)
             if isinstance(self.partitioner, DefaultPartitioner):  # its directory names the partition
@@ -113,18 +118,24 @@ class S3SinkTask(SinkTask):
         try:
             for writer in self.writers.values():
                 writer.tick(now)
-            current: tuple[str, int | None] | None = None
-            owner: PartitionWriter | None = None
-            for record in records:
-                source = (record.original_topic, record.original_kafka_partition)
-                if source != current:  # records come in runs of one partition
-                    current = source
-                    tp = TopicPartition(source[0], source[1] or 0)
-                    owner = self.writers.get(tp)
-                    if owner is None:
-                        raise ConnectException(f"A record of {tp}, which is not assigned to this task")
-                assert owner is not None
-                owner.write(record, now)
+            batch = records if isinstance(records, list) else list(records)
+            i, n = 0, len(batch)
+            while i < n:  # records come in runs of one partition: each run to its writer at once
+                first = batch[i]
+                topic, partition = first.original_topic, first.original_kafka_partition
+                j = i + 1
+                while (
+                    j < n
+                    and batch[j].original_kafka_partition == partition
+                    and batch[j].original_topic == topic
+                ):
+                    j += 1
+                tp = TopicPartition(topic, partition or 0)
+                owner = self.writers.get(tp)
+                if owner is None:
+                    raise ConnectException(f"A record of {tp}, which is not assigned to this task")
+                owner.write_many(batch[i:j], now)
+                i = j
         except TransientStoreError as exc:
             self.retries += 1
             wait = backoff_seconds(min(self.retries, 8), self.config.s3_retry_backoff_ms)
@@ -142,9 +153,14 @@ class S3SinkTask(SinkTask):
         return out
 
     def stop(self) -> None:
+        store = getattr(self, "store", None)
+        if store is not None:
+            store.stopping.set()  # an upload in flight stops retrying
         for writer in getattr(self, "writers", {}).values():
             writer.discard()
-        store = getattr(self, "store", None)
+        uploads = getattr(self, "uploads", None)
+        if uploads is not None:
+            uploads.shutdown(wait=True)
         if store is not None:
             store.close()
 

@@ -7,16 +7,26 @@ arrived, when a record's time is ``rotate.interval.ms`` past the first one's, or
 rotation's offset range in their metadata, the head object last (``objects`` says why).
 Only then does ``committed`` move: consumer offsets never pass what is in S3.
 
-A rotation whose upload fails transiently stays pending and is uploaded first by the
-next call; the records the framework hands over again meanwhile (put() is retried with
-the same batch) are recognised by offset and skipped.
+Uploads run on the task's upload thread while the task goes on reading, so consuming,
+converting and formatting the next rotation overlap with sending the last one (boto3
+waits on the network without the GIL). Rotations upload strictly one after the other, in
+offset order: a later rotation in the bucket with an earlier one missing would make
+recovery skip the missing records. At most two rotations wait (one uploading, one
+queued); a third waits for the first to finish. A rotation whose upload fails
+transiently stays at the head of the queue and is tried again by the next call, which
+raises ``TransientStoreError`` meanwhile; the records the framework hands over again
+(put() is retried with the same batch) are recognised by offset and skipped.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import datetime as dt
 import logging
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 
 from connect.api import DataException, SinkRecord, TopicPartition
@@ -30,7 +40,7 @@ from connectors.s3.partitioners import (
     floor_timestamp,
     parse_timezone,
 )
-from connectors.s3.store import Store
+from connectors.s3.store import Store, TransientStoreError
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +60,12 @@ class _Rotation:
     end: int
     objects: list[_Open]
     finished: dict[str, Finished] = field(default_factory=dict)
-    uploaded: set[str] = field(default_factory=set)
+    uploaded: set[str] = field(default_factory=set)  # touched by the upload thread only while it runs
+    upload: Future[None] | None = None  # the upload in flight (or finished, not yet collected)
+
+
+# A rotation uploading and one queued behind it; the next one waits (bounded memory).
+MAX_QUEUED_ROTATIONS = 2
 
 
 class PartitionWriter:
@@ -65,6 +80,7 @@ class PartitionWriter:
         needs_time: bool,
         store: Store,
         report: Report,
+        uploads: Executor,
     ) -> None:
         self.tp = tp
         self.config = config
@@ -75,6 +91,7 @@ class PartitionWriter:
         self.needs_time = needs_time or config.rotate_interval_ms > 0
         self.store = store
         self.report = report
+        self.uploads = uploads
         self.tz = parse_timezone(config.timezone) if config.timezone else dt.UTC
         self.committed: int | None = None  # next offset after the last rotation in S3
         self.next_offset: int | None = None  # next offset after the last record taken
@@ -84,7 +101,7 @@ class PartitionWriter:
         self.count = 0
         self.base_time: int | None = None
         self.scheduled: int | None = None  # the wall-clock rotation time of the open range
-        self.pending: _Rotation | None = None
+        self.rotations: deque[_Rotation] = deque()  # closed, not yet all in S3; oldest first
         # The default partitioner's directory depends on the partition only: made once.
         self.fixed_directory = (
             partitioner.encode_partition(_probe(tp), None)
@@ -99,9 +116,9 @@ class PartitionWriter:
     # -- records -------------------------------------------------------------------------
 
     def write(self, record: SinkRecord, now_ms: int) -> None:
-        """Take one record (may upload a rotation; raises ``TransientStoreError``)."""
-        if self.pending is not None:
-            self.flush_pending()
+        """Take one record (may start a rotation's upload; raises ``TransientStoreError``)."""
+        if len(self.rotations) >= MAX_QUEUED_ROTATIONS:
+            self.flush_pending(wait=True)
         offset = record.original_kafka_offset
         if self.next_offset is not None and offset < self.next_offset:
             return  # handed over again after a retried put(): already taken
@@ -144,8 +161,41 @@ class PartitionWriter:
         if self.count >= self.config.flush_size:
             self.rotate()
 
+    def write_many(self, records: Sequence[SinkRecord], now_ms: int) -> None:
+        """Take a run of this partition's records (in offset order). Where no record needs a
+        look of its own (the default partitioner's one directory, no record time, no nulls,
+        all encodable) they go to the open object a rotation's worth at a time; anything else
+        goes through ``write`` one by one, with the same outcome."""
+        if self.fixed_directory is None or self.needs_time:
+            for record in records:
+                self.write(record, now_ms)
+            return
+        flush_size = self.config.flush_size
+        i, n = 0, len(records)
+        while i < n:
+            record = records[i]
+            skipped = self.next_offset is not None and record.original_kafka_offset < self.next_offset
+            target = self.open.get(self.fixed_directory)
+            waiting = len(self.rotations) >= MAX_QUEUED_ROTATIONS
+            if skipped or waiting or self.range_start is None or target is None:
+                self.write(record, now_ms)  # skips, opens a rotation, or waits for an upload
+                i += 1
+                continue
+            chunk = records[i : i + flush_size - self.count]
+            if any(r.value is None for r in chunk) or not target.file.extend(chunk):
+                self.write(record, now_ms)
+                i += 1
+                continue
+            self.range_end = chunk[-1].original_kafka_offset
+            self.next_offset = self.range_end + 1
+            self.count += len(chunk)
+            i += len(chunk)
+            if self.count >= flush_size:
+                self.rotate()
+
     def tick(self, now_ms: int) -> None:
-        """The wall clock moved: rotate at the scheduled boundary, retry a pending upload."""
+        """The wall clock moved: rotate at the scheduled boundary, collect finished uploads and
+        retry a failed one."""
         self.flush_pending()
         if self.scheduled is not None and now_ms >= self.scheduled and self.range_start is not None:
             self.rotate()
@@ -153,37 +203,67 @@ class PartitionWriter:
     def position(self) -> int | None:
         """What may be committed: after the last rotation in S3, or after every record taken
         when none is open or pending (the rest were skipped: tombstones, refused records)."""
-        if self.range_start is None and self.pending is None and self.next_offset is not None:
+        with contextlib.suppress(TransientStoreError):  # reported by the next put()
+            self.flush_pending()
+        if self.range_start is None and not self.rotations and self.next_offset is not None:
             return self.next_offset
         return self.committed
 
     # -- rotations -----------------------------------------------------------------------
 
     def rotate(self) -> None:
+        """Close the open objects into a rotation and start its upload when it is first in line."""
         if self.range_start is None:
             return
-        self.pending = _Rotation(self.range_start, self.range_end, list(self.open.values()))
+        self.rotations.append(_Rotation(self.range_start, self.range_end, list(self.open.values())))
         self.open = {}
         self.range_start, self.range_end, self.count = None, -1, 0
         self.base_time = self.scheduled = None
         self.flush_pending()
 
-    def flush_pending(self) -> None:
-        rotation = self.pending
-        if rotation is None:
-            return
-        # The head (the object holding the rotation's first record) goes last: its presence
-        # in the bucket says the whole rotation is there.
+    def flush_pending(self, wait: bool = False) -> None:
+        """Collect finished uploads in order (moving ``committed``) and start the next one.
+        With ``wait``, block until the oldest rotation is in S3. Raises ``TransientStoreError``
+        when an upload failed; that rotation is uploaded again by the next call."""
+        while self.rotations:
+            head = self.rotations[0]
+            if head.upload is None:
+                self._start_upload(head)
+            assert head.upload is not None
+            if not (wait or head.upload.done()):
+                return
+            try:
+                head.upload.result()
+            except TransientStoreError:
+                head.upload = None  # its objects' bodies are kept: the next call sends them again
+                raise
+            wait = False  # one rotation was asked for; later ones are collected if done
+            self.rotations.popleft()
+            self.committed = head.end + 1
+            log.debug(
+                "%s: committed offsets %d..%d in %d objects", self.tp, head.start, head.end, len(head.objects)
+            )
+
+    def _start_upload(self, rotation: _Rotation) -> None:
+        # Objects are finished here, on the task's thread, so records they refuse are reported
+        # (dead letter queue) before any of the rotation is in S3 and can be committed.
+        for obj in rotation.objects:
+            if obj.key not in rotation.finished:
+                done = rotation.finished[obj.key] = obj.file.finish()
+                for record, reason in done.rejected:
+                    self.report(record, reason)
+        # In a copy of this thread's context, so the upload's log lines carry [connector|task-N].
+        rotation.upload = self.uploads.submit(contextvars.copy_context().run, self._upload, rotation)
+
+    def _upload(self, rotation: _Rotation) -> None:
+        """On the upload thread: the rotation's objects, the head object (holding the
+        rotation's first record) last: its presence in the bucket says the whole rotation is there."""
         order = sorted(rotation.objects, key=lambda o: (o.start == rotation.start, o.start))
         metadata = {RANGE_START: str(rotation.start), RANGE_END: str(rotation.end)}
         for obj in order:
             if obj.key in rotation.uploaded:
                 continue
-            done = rotation.finished.get(obj.key)
-            if done is None:
-                done = rotation.finished[obj.key] = obj.file.finish()
-                for record, reason in done.rejected:
-                    self.report(record, reason)
+            done = rotation.finished[obj.key]
             if done.rows:
                 done.body.seek(0)
                 self.store.upload(
@@ -194,25 +274,26 @@ class PartitionWriter:
                     self.fmt.content_type,
                     self.fmt.content_encoding,
                 )
-            done.body.close()
             rotation.uploaded.add(obj.key)
-        self.pending = None
-        self.committed = rotation.end + 1
-        log.debug(
-            "%s: committed offsets %d..%d in %d objects", self.tp, rotation.start, rotation.end, len(order)
-        )
+        for done in rotation.finished.values():
+            done.body.close()
 
     def discard(self) -> None:
+        """Drop what is not in S3 (the partition is closed). An upload in flight is let finish
+        first: the partition's next owner reads the bucket to know where to resume."""
         for obj in self.open.values():
             obj.file.discard()
-        if self.pending is not None:
-            for obj in self.pending.objects:
-                done = self.pending.finished.get(obj.key)
+        for rotation in self.rotations:
+            if rotation.upload is not None:
+                with contextlib.suppress(Exception):
+                    rotation.upload.result()
+            for obj in rotation.objects:
+                done = rotation.finished.get(obj.key)
                 if done is not None:
                     done.body.close()
                 else:
                     obj.file.discard()
-        self.open, self.pending = {}, None
+        self.open, self.rotations = {}, deque()
 
     def _next_boundary(self, now_ms: int) -> int | None:
         """The next multiple of rotate.schedule.interval.ms after now, in the time zone."""

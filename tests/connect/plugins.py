@@ -16,9 +16,12 @@ from typing import Any
 
 from connect.api import (
     ConnectException,
+    ConnectorConfig,
+    Field,
     RecordMetadata,
     RetriableException,
     Schema,
+    SecretStr,
     SinkConnector,
     SinkRecord,
     SinkTask,
@@ -81,6 +84,7 @@ class RecordingSinkTask(SinkTask):
         self.report_late = props.get("report.late") == "true"
         self.late: list[SinkRecord] = []
         self.timeout_ms = int(props.get("retry.timeout.ms", "100"))
+        self.put_delay_s = int(props.get("put.delay.ms", "0")) / 1000  # a slow destination
         self.seen = 0
         event(self.name, "start")
 
@@ -97,6 +101,9 @@ class RecordingSinkTask(SinkTask):
             raise RetriableException("destination away")
         if not records:
             return
+        if self.put_delay_s:
+            event(self.name, f"putting {len(records)}")
+            time.sleep(self.put_delay_s)
         late, self.late = self.late, []
         for r in late:  # reported once a newer batch has replaced theirs
             reporter = self.context.errant_record_reporter()
@@ -282,3 +289,46 @@ def value_map(config: Mapping[str, str]) -> dict[str, str]:
 class FailingTaskConfigsConnector(CountingSourceConnector):
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         raise ConnectException("this connector cannot make task configs")
+
+
+class LeakyConfig(ConnectorConfig):
+    connection_password: SecretStr = Field(alias="connection.password", description="A password.")
+    fail_in: str = Field("connector", alias="fail.in", description="connector or task")
+
+
+class LeakySourceConnector(SourceConnector):
+    """Fails (in its own start or its task's) with an error that quotes its password, as
+    database drivers' errors sometimes quote connection strings."""
+
+    Config = LeakyConfig
+
+    def version(self) -> str:
+        return "test"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.props = props
+        if props.get("fail.in", "connector") == "connector":
+            raise RuntimeError(f"cannot log in with password {props['connection.password']}")
+
+    def task_class(self) -> type[Task]:
+        return LeakySourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+    def stop(self) -> None:
+        pass
+
+
+class LeakySourceTask(SourceTask):
+    def version(self) -> str:
+        return "test"
+
+    def start(self, props: dict[str, str]) -> None:
+        raise RuntimeError(f"task cannot log in with password {props['connection.password']}")
+
+    def poll(self) -> list[SourceRecord] | None:
+        return None
+
+    def stop(self) -> None:
+        pass

@@ -461,3 +461,35 @@ def test_a_source_connector_can_keep_its_offsets_in_its_own_topic(cluster: Embed
     assert key in keys_in(cluster, offsets_topic)
     # The worker's topic gets them too, so the connector can move back without losing them.
     assert key in keys_in(cluster, "connect-offsets")
+
+
+def test_every_worker_reports_the_rebalance_it_took_part_in(cluster: EmbeddedConnectCluster) -> None:
+    """connect-worker-rebalance-metrics on /metrics: the same epoch and leader everywhere."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    def rebalance_metrics(index: int) -> dict[str, object]:
+        text = cluster.client(index).get("/metrics").text
+        out: dict[str, object] = {}
+        for family in text_string_to_metric_families(text):
+            for s in family.samples:
+                if s.name.startswith("kafka_connect_connect_worker_rebalance_metrics"):
+                    short = s.name.removeprefix("kafka_connect_connect_worker_rebalance_metrics_")
+                    out[short] = s.labels.get("leader_name") if short == "leader_info" else s.value
+        return out
+
+    def agreed() -> bool:
+        seen = [rebalance_metrics(i) for i in cluster.live()]
+        return all(m.get("rebalancing") == 0 for m in seen) and len({m.get("epoch") for m in seen}) == 1
+
+    deadline = time.monotonic() + 60
+    while not (cluster.settled() and agreed()):
+        assert time.monotonic() < deadline, "the workers never agreed on a generation"
+        time.sleep(0.2)
+    leader_url = cluster.url(cluster.leader())
+    for i in cluster.live():
+        m = rebalance_metrics(i)
+        assert m["completed_rebalances_total"] >= 1  # type: ignore[operator]
+        assert m["epoch"] == cluster.workers[i].herder.generation
+        assert str(m["leader_info"]).rstrip("/") == leader_url.rstrip("/")
+        assert m["rebalance_max_time_ms"] > 0  # type: ignore[operator]
+        assert m["time_since_last_rebalance_ms"] >= 0  # type: ignore[operator]

@@ -516,3 +516,21 @@ def test_a_function_name_that_does_not_exist_is_not_found(plugins: Plugins) -> N
         plugins.new_transformation("transforms.regex_router:no_such_function", {})
     with pytest.raises(PluginNotFound):
         plugins.new_transformation("no_such_module_abc:fn", {})
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        ".³ëC:$",  # a relative module name: importlib raised TypeError (a 500 on the REST API)
+        "..Sneaky",
+        "antigravity.Fly",  # the standard library is never imported for a plugin name
+        "this:that",
+        "os.path.join",
+    ],
+)
+def test_names_that_cannot_be_plugins_are_not_found_and_import_nothing(name: str) -> None:
+    plugins = Plugins([])
+    before = set(sys.modules)
+    with pytest.raises(PluginNotFound):
+        plugins.find(name, list(PluginType))
+    assert not {"antigravity", "this", "webbrowser"} & (set(sys.modules) - before)

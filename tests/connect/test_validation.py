@@ -317,7 +317,7 @@ def test_several_transforms_are_each_validated(plugins: Plugins) -> None:
 
 
 def test_function_transformations_validate(plugins: Plugins) -> None:
-    v = run(plugins, {**SOURCE, "transforms": "f", "transforms.f.type": "json:dumps"})
+    v = run(plugins, {**SOURCE, "transforms": "f", "transforms.f.type": "tests.connect.plugins:upper_value"})
     assert v.error_count == 0, v.issues()
 
 
@@ -636,3 +636,10 @@ def test_topic_creation_settings_are_validated_with_the_rest(plugins: Plugins) -
     assert errors(v)["topic.creation.default.replication.factor"] == [
         "is required when topic creation is enabled"
     ]
+
+
+def test_a_standard_library_function_is_not_a_transformation(plugins: Plugins) -> None:
+    # Importing a module named in a config runs its code; the standard library holds no
+    # plugins, and some of its modules act on import (``this`` prints, ``antigravity`` browses).
+    v = run(plugins, {**SOURCE, "transforms": "f", "transforms.f.type": "json:dumps"})
+    assert set(errors(v)) == {"transforms.f.type"}

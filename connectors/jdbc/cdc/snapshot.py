@@ -49,6 +49,25 @@ def _raw(value: str | None, _cursor: Any) -> str | None:
     return value
 
 
+def _estimate_rows(conn: Any, oids: list[int], tables: list[TableModel]) -> int:
+    """The rows the snapshot will read, for progress: the planner's estimate
+    (``pg_class.reltuples``), counted exactly for tables never analysed (-1 since PG 14),
+    inside the snapshot transaction so the count is of the rows it will see."""
+    if not oids:
+        return 0
+    with conn.cursor() as cur:
+        cur.execute("SELECT oid, reltuples FROM pg_class WHERE oid = ANY(%s)", (oids,))
+        estimates = {int(oid): float(n) for oid, n in cur.fetchall()}
+        total = 0
+        for oid, table in zip(oids, tables, strict=True):
+            estimate = estimates.get(oid, -1.0)
+            if estimate < 0:
+                cur.execute(f"SELECT count(*) FROM {table.name.quoted()}")
+                estimate = float(cur.fetchone()[0])
+            total += int(estimate)
+    return total
+
+
 class SnapshotReader:
     def __init__(
         self, conn: Any, tables: list[TableModel], xmin: int | None, lsn: int, fetch_size: int
@@ -58,6 +77,8 @@ class SnapshotReader:
         self.xmin = xmin
         self.lsn = lsn  # the WAL position the snapshot corresponds to
         self.fetch_size = fetch_size
+        self.rows_estimated = 0  # set by open(): what progress is measured against
+        self.rows_read = 0
         self._next_table = 0
         self._cursor: Any = None
         self._current: TableModel | None = None
@@ -86,19 +107,24 @@ class SnapshotReader:
         lsn = consistent_lsn if consistent_lsn is not None else parse_lsn(current_lsn)
         catalog = Catalog(conn)
         models = []
+        captured = []
         for oid, name in catalog.user_tables(publication):
             if not filters.captures_table(name.schema, name.table):
                 continue
             info = catalog.table(oid)
             if info is not None:
                 models.append(build(info))
+                captured.append(oid)
+        estimated = _estimate_rows(conn, captured, models)
         # From here on the connection returns values as the server's text (catalog reads are done).
         oids = {oid for m in models for c in m.columns for oid in _type_oids(c.info.pg_type)}
         if oids:
             psycopg2.extensions.register_type(
                 psycopg2.extensions.new_type(tuple(sorted(oids)), "SLUICEWAY_TEXT", _raw), conn
             )
-        return cls(conn, models, int(xmin) if xmin is not None else None, lsn, fetch_size)
+        reader = cls(conn, models, int(xmin) if xmin is not None else None, lsn, fetch_size)
+        reader.rows_estimated = estimated
+        return reader
 
     def _open_next(self) -> bool:
         while self._next_table < len(self.tables):
@@ -129,6 +155,7 @@ class SnapshotReader:
                 continue
             table = self._current
             rows.extend(SnapshotRow(table, tuple(r)) for r in batch)
+        self.rows_read += len(rows)
         return rows
 
     def finish(self) -> None:

@@ -127,6 +127,10 @@ class PostgresCdcSourceTask(SourceTask):
         self._slot_attempts = 0
         self._last_heartbeat = time.monotonic()
         self._doing = "starting"
+        self._snapshot_rows_estimated = 0
+        self._snapshot_rows_scanned = 0
+        self._snapshot_completed = False
+        self._register_metrics()
         log.info(
             "PostgreSQL CDC task for %s@%s:%d/%s starting (slot %s, publication %s, snapshot.mode %s, stored "
             "offset %s)",
@@ -260,6 +264,7 @@ class PostgresCdcSourceTask(SourceTask):
             close_quietly(conn)
             raise
         self._snapshot_ts_us = _now_us()
+        self._snapshot_rows_estimated = self._reader.rows_estimated
         self._snapshot_unit = self.tracker.open()
         self._held = None
         log.info(
@@ -352,10 +357,36 @@ class PostgresCdcSourceTask(SourceTask):
 
     # -- snapshot ---------------------------------------------------------------------------------------
 
+    def _register_metrics(self) -> None:
+        """Snapshot progress at the worker's /metrics (Debezium's snapshot metrics), which
+        ``sluiceway ctl snapshot`` turns into a progress bar."""
+        metrics = self.context.plugin_metrics()
+        metrics.gauge(
+            "snapshot_running",
+            "1 while the initial snapshot is being read",
+            lambda: 1.0 if self.phase is Phase.SNAPSHOT else 0.0,
+        )
+        metrics.gauge(
+            "snapshot_completed",
+            "1 once this task has read its snapshot completely",
+            lambda: 1.0 if self._snapshot_completed else 0.0,
+        )
+        metrics.gauge(
+            "snapshot_rows_scanned",
+            "Rows the snapshot has read so far",
+            lambda: float(self._snapshot_rows_scanned),
+        )
+        metrics.gauge(
+            "snapshot_rows_estimated",
+            "Rows the snapshot is expected to read (the catalog's estimate, or a count)",
+            lambda: float(self._snapshot_rows_estimated),
+        )
+
     def _snapshot_batch(self) -> list[SourceRecord]:
         reader, unit = self._reader, self._snapshot_unit
         assert reader is not None and unit is not None
         rows = reader.read(self.config.max_batch_size)
+        self._snapshot_rows_scanned = reader.rows_read
         records = []
         for row in rows:
             # Hold one row back: only once the next row is known can the last one be marked "last".
@@ -390,6 +421,7 @@ class PostgresCdcSourceTask(SourceTask):
         plan = self._plan
         assert plan is not None
         log.info("snapshot complete")
+        self._snapshot_completed = True
         if plan.stream:
             self._begin_streaming(plan.resume)
         else:

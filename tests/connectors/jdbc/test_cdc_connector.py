@@ -594,3 +594,61 @@ def test_config_validation_over_rest(connect: EmbeddedConnect) -> None:
     assert set(errors) == {"plugin.name", "table.exclude.list", "skipped.operations"}
     assert body["error_count"] == 3
     assert "s3cret" not in r.text
+
+
+# -- snapshot progress -----------------------------------------------------------------------------------
+
+
+def test_snapshot_progress_is_exported_and_shown_by_ctl(cdc: Cdc, cdc_db: CdcDatabase) -> None:
+    """The task's plugin metrics at /metrics, and ``sluiceway ctl snapshot`` reading them."""
+    import subprocess
+    import sys
+
+    import orjson
+
+    cdc_db.run(
+        "CREATE TABLE counted (id int PRIMARY KEY)",
+        "INSERT INTO counted SELECT generate_series(1, 300)",
+        "CREATE TABLE analysed (id int PRIMARY KEY)",
+        "INSERT INTO analysed SELECT generate_series(1, 200)",
+        "ANALYZE analysed",  # estimated from pg_class.reltuples; `counted` is counted
+    )
+    name, prefix = cdc.start(cdc_db)
+    assert len(cdc.reader(f"{prefix}.public.counted").count(300)) == 300
+
+    def ctl(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "connect.cli", "ctl", "--url", cdc.connect.url, *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    def completed() -> bool:
+        answer = ctl("snapshot", name, "-o", "json")
+        return answer.returncode == 0 and orjson.loads(answer.stdout)[0]["completed"]
+
+    cdc.connect.wait_for(completed, 30, "the snapshot to be reported complete")
+    [progress] = orjson.loads(ctl("snapshot", name, "-o", "json").stdout)
+    assert progress == {
+        "task": 0,
+        "running": False,
+        "completed": True,
+        "rows_scanned": 500,
+        "rows_estimated": 500,
+    }
+    waited = ctl("snapshot", name, "--wait")
+    assert waited.returncode == 0
+    assert f"{name}: snapshot complete, 500 rows" in waited.stdout
+    metrics = cdc.connect.request("GET", "/metrics").text
+    assert f'kafka_connect_plugins_snapshot_rows_scanned{{connector="{name}",task="0"}} 500.0' in metrics
+    # A connector without snapshot metrics is told so, with exit code 1.
+    other = unique("nosnap")
+    cdc.connect.create_connector(
+        other, {"connector.class": "FileStreamSource", "file": "/dev/null", "topic": other}
+    )
+    cdc.names.append(other)
+    cdc.connect.wait_for_running(other)
+    refused = ctl("snapshot", other)
+    assert refused.returncode == 1
+    assert "reports no snapshot progress" in refused.stderr

@@ -12,6 +12,7 @@ import time
 import zoneinfo
 from collections import defaultdict
 from typing import Any
+from urllib.parse import unquote
 
 import orjson
 import pyarrow.parquet as pq
@@ -295,6 +296,23 @@ def test_throttling_5xx_and_dropped_connections_are_retried(
     assert connect.status(name)["tasks"][0]["state"] == "RUNNING"
 
 
+def test_rotations_reach_the_bucket_in_offset_order_when_uploads_fail(
+    connect: EmbeddedConnect, bucket: str, s3: Any, proxy: S3FaultProxy
+) -> None:
+    # Uploads run beside the task thread; a later rotation in the bucket with an earlier one
+    # missing would make recovery skip the earlier one's records, so they go strictly in order.
+    topic, name = unique("ordered"), unique("s3")
+    produce(connect, topic, [(0, None, orjson.dumps({"i": i})) for i in range(60)])
+    proxy.fail_next(4, status=503, code="SlowDown", operation="PutObject")
+    connect.create_connector(name, sink_config(proxy.url, bucket, topic, **{"s3.part.retries": "0"}))
+    connect.wait_for(lambda: committed(connect, name) == {0: 60}, 60, "six objects despite the faults")
+    stored = [o.path for o in proxy.observations if o.operation == "PutObject" and o.status == 200]
+    offsets = [int(unquote(path).rsplit("+", 1)[1].split(".")[0]) for path in stored]
+    assert offsets == [0, 10, 20, 30, 40, 50]
+    found = objects(s3, bucket)
+    assert sorted(r["i"] for data in found.values() for r in json_lines(data)) == list(range(60))
+
+
 def test_an_unreachable_store_keeps_the_task_running_and_commits_nothing_new(
     connect: EmbeddedConnect, bucket: str, s3: Any, proxy: S3FaultProxy
 ) -> None:
@@ -372,6 +390,46 @@ def test_records_a_format_cannot_write_go_to_the_dead_letter_queue(
     assert sorted(m.value() for m in dead) == sorted([b'"just text"', b'{"n":"nan"}'])
     reasons = " ".join(dict(m.headers())["__connect.errors.exception.message"].decode() for m in dead)
     assert "Parquet rows are structs or JSON objects" in reasons and "@10" in reasons
+
+
+def test_tombstones_and_misfits_inside_a_run_of_records_are_handled_one_by_one(
+    connect: EmbeddedConnect, s3_server: MotoS3Server, bucket: str, s3: Any
+) -> None:
+    # A run of one partition's records goes to the object a rotation at a time; a tombstone
+    # or a record the format refuses sends its rotation's records through one by one, with
+    # the same objects, offsets and dead letters as if they had always gone that way.
+    topic, name, dlq = unique("runs"), unique("s3"), unique("dlq")
+    values: list[bytes | None] = [b'"r%d"' % i for i in range(25)]
+    values[3] = None  # a tombstone: skipped (behavior.on.null.values=ignore)
+    values[12] = b'{"not": "text"}'  # a JSON object: ByteArrayFormat writes bytes and strings only
+    produce(connect, topic, [(0, None, v) for v in values])
+    connect.create_connector(
+        name,
+        sink_config(
+            s3_server.url,
+            bucket,
+            topic,
+            **{
+                "format.class": BYTES,
+                "flush.size": "10",
+                "behavior.on.null.values": "ignore",
+                "consumer.override.max.poll.records": "500",
+                "errors.tolerance": "all",
+                "errors.deadletterqueue.topic.name": dlq,
+                "errors.deadletterqueue.topic.replication.factor": "1",
+            },
+        ),
+    )
+    # 23 records written: offsets 0-10 (without 3) and 11-21 (without 12) fill two objects.
+    connect.wait_for(lambda: committed(connect, name) == {0: 22}, 30, "two objects")
+    found = objects(s3, bucket)
+    first = f"topics/{topic}/partition=0/{topic}+0+0000000000.bin"
+    second = f"topics/{topic}/partition=0/{topic}+0+0000000011.bin"
+    assert set(found) == {first, second}
+    assert found[first].split(b"\n")[:-1] == [b"r%d" % i for i in range(11) if i != 3]
+    assert found[second].split(b"\n")[:-1] == [b"r%d" % i for i in range(11, 22) if i != 12]
+    [dead] = connect.consume(dlq, 1)
+    assert dead.value() == b'{"not": "text"}'
 
 
 def test_a_missing_bucket_is_refused_at_creation_and_fails_a_running_task(
