@@ -4,23 +4,64 @@
     sluiceway standalone worker.properties connector.properties ...
     sluiceway distributed workers.properties
     sluiceway demo
+    sluiceway ctl ...                      a running Connect cluster, over its REST API
+    sluiceway topics | console-producer | console-consumer | consumer-groups | configs ...
+                                           Kafka's scripts, over the Kafka protocol
+    sluiceway new source|sink|transform NAME   scaffold a plugin package
 
 Subcommands import their implementation lazily so one does not pay for another's
-start-up.
+start-up (the CLIs for a cluster must not import Spark or the broker).
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import Protocol, cast
 
 USAGE = """usage: sluiceway <command> [args]
 
-commands:
-  broker       run the Kafka-compatible broker (same arguments as connect-broker)
-  standalone   run a standalone Connect worker (same arguments as connect-standalone)
-  distributed  run a worker of a Connect cluster (same arguments as connect-distributed)
-  demo         a file -> topic -> file pipeline on the embedded broker
+run:
+  broker            run the Kafka-compatible broker (same arguments as connect-broker)
+  standalone        run a standalone Connect worker (same arguments as connect-standalone)
+  distributed       run a worker of a Connect cluster (same arguments as connect-distributed)
+  demo              a pipeline on the embedded broker, ending in a Spark SQL query
+
+operate a Connect cluster (REST API):
+  ctl               get, describe, apply, patch, pause, resume, stop, restart, delete, validate, logs
+
+operate a broker (Kafka protocol; works against Apache Kafka too):
+  topics            create, list, describe, alter and delete topics (kafka-topics)
+  console-producer  lines from stdin become records (kafka-console-producer)
+  console-consumer  records printed to stdout (kafka-console-consumer)
+  consumer-groups   list, describe lag, reset offsets, delete groups (kafka-consumer-groups)
+  configs           describe and alter topic configs (kafka-configs)
+
+write plugins:
+  new               scaffold a source, sink or transform package
+
+`sluiceway <command> --help` describes each one.
 """
+
+
+class _Main(Protocol):
+    def __call__(self, argv: list[str], prog: str) -> int: ...
+
+
+# command -> module whose main(argv, prog) runs it
+COMMANDS: dict[str, str] = {
+    "broker": "broker.cli",
+    "standalone": "connect.standalone",
+    "distributed": "connect.distributed",
+    "demo": "connect.demo",
+    "ctl": "sluiceway.ctl.cli",
+    "topics": "sluiceway.broker_tools.topics",
+    "console-producer": "sluiceway.broker_tools.console_producer",
+    "console-consumer": "sluiceway.broker_tools.console_consumer",
+    "consumer-groups": "sluiceway.broker_tools.consumer_groups",
+    "configs": "sluiceway.broker_tools.configs",
+    "new": "sluiceway.scaffold.cli",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,25 +70,12 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE, end="")
         return 0 if args else 2
     command, rest = args[0], args[1:]
-    if command == "broker":
-        # The umbrella only launches the broker as a program; Connect talks to it over Kafka's protocol.
-        from broker.cli import main as broker_main
-
-        return broker_main(rest, prog="sluiceway broker")
-    if command == "standalone":
-        from connect.standalone import main as standalone_main
-
-        return standalone_main(rest, prog="sluiceway standalone")
-    if command == "distributed":
-        from connect.distributed import main as distributed_main
-
-        return distributed_main(rest, prog="sluiceway distributed")
-    if command == "demo":
-        from connect.demo import main as demo_main
-
-        return demo_main(rest)
-    print(f"sluiceway: unknown command {command!r}\n\n{USAGE}", file=sys.stderr, end="")
-    return 2
+    module_name = COMMANDS.get(command)
+    if module_name is None:
+        print(f"sluiceway: unknown command {command!r}\n\n{USAGE}", file=sys.stderr, end="")
+        return 2
+    run = cast(_Main, importlib.import_module(module_name).main)
+    return run(rest, prog=f"sluiceway {command}")
 
 
 if __name__ == "__main__":

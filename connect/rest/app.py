@@ -9,9 +9,11 @@ the event loop. The OpenAPI document is at ``/openapi.json`` (``/docs`` renders 
 from __future__ import annotations
 
 import logging
+import re
+import ssl
 import time
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, Final
 
 import httpx
 import orjson
@@ -22,6 +24,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from connect.api.errors import AlreadyExistsException, ConnectException, NotFoundException
 from connect.herder.base import Herder, RequestError, RequestTargetException, bad_request
+from connect.rest import console
+from connect.rest.metrics import metrics_router
+from connect.rest.security import secure
+from connect.rest.tls import worker_client_context
+from connect.rest.topics import router as topics_router
 from connect.runtime.config import as_strings
 from connect.runtime.status import ConnectorTaskId, TargetState
 
@@ -39,6 +46,52 @@ def error(status: int, message: str) -> JSONResponse:
 
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
+
+
+# The bodies the routes read themselves (so malformed JSON gets Kafka Connect's error body),
+# declared in /openapi.json for clients and for the schemathesis fuzz test.
+_STRINGS: Final[dict[str, Any]] = {"type": "object", "additionalProperties": {"type": "string"}}
+
+
+def _json_body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+
+_CREATE_BODY: Final = _json_body(
+    {
+        "type": "object",
+        "required": ["name", "config"],
+        "properties": {
+            "name": {"type": "string"},
+            "config": _STRINGS,
+            "initial_state": {"type": "string", "enum": ["RUNNING", "PAUSED", "STOPPED"]},
+        },
+    }
+)
+_CONFIG_BODY: Final = _json_body(_STRINGS)
+_PATCH_BODY: Final = _json_body({"type": "object", "additionalProperties": {"type": ["string", "null"]}})
+_OFFSETS_BODY: Final = _json_body(
+    {
+        "type": "object",
+        "required": ["offsets"],
+        "properties": {
+            "offsets": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["partition"],
+                    "properties": {
+                        "partition": {"type": "object"},
+                        "offset": {"type": ["object", "null"]},
+                    },
+                },
+            }
+        },
+    }
+)
+_LOGGER_BODY: Final = _json_body(
+    {"type": "object", "required": ["level"], "properties": {"level": {"type": "string"}}}
+)
 
 
 async def _body(request: Request) -> Any:
@@ -80,7 +133,8 @@ def _connector_name(raw: Any) -> str:
 
 def _task_id(connector: str, task: str) -> ConnectorTaskId:
     # JAX-RS answers a path parameter it cannot convert with 404, and so does this.
-    if not task.lstrip("-").isdigit():
+    # ASCII digits only: str.isdigit() also takes digits int() refuses (superscript '³').
+    if re.fullmatch(r"-?[0-9]+", task) is None:
         raise NotFoundException("HTTP 404 Not Found")
     return ConnectorTaskId(connector, int(task))
 
@@ -136,13 +190,14 @@ def _with_name(name: str, config: dict[str, Any]) -> dict[str, str]:
 _FORWARDED_HEADERS = (
     "content-type",
     "accept",
+    "authorization",  # the leader authorises the original user, as in Kafka
     "x-connect-authorization",
     "x-connect-request-signature-algorithm",
 )
 _RELAYED_HEADERS = ("location", "content-type")
 
 
-async def _forward_request(request: Request, target: str) -> Response:
+async def _forward_request(request: Request, target: str, tls: ssl.SSLContext | bool = True) -> Response:
     """Re-send a request this worker cannot serve to the worker that can (Kafka's rules:
     a user request may be forwarded twice at most; ``forward=false`` marks the last hop)."""
     forward = request.query_params.get("forward")
@@ -158,7 +213,7 @@ async def _forward_request(request: Request, target: str) -> Response:
     headers = {k: v for k, v in request.headers.items() if k.lower() in _FORWARDED_HEADERS}
     body = await request.body()
     try:
-        async with httpx.AsyncClient(timeout=60.0) as client:
+        async with httpx.AsyncClient(timeout=60.0, verify=tls) as client:
             answer = await client.request(request.method, url, params=params, content=body, headers=headers)
     except httpx.HTTPError as exc:
         log.warning("forwarding %s %s to %s failed: %s", request.method, request.url.path, target, exc)
@@ -175,6 +230,8 @@ def create_app(herder: Herder) -> FastAPI:
         redirect_slashes=False,
     )
     app.add_middleware(_TrailingSlash)
+    app.include_router(metrics_router(herder))
+    forward_tls = worker_client_context(herder.worker.config)  # trusts the other workers' listeners
     logger_changes: dict[str, int] = {}
 
     # -- errors -------------------------------------------------------------------------
@@ -193,7 +250,7 @@ def create_app(herder: Herder) -> FastAPI:
 
     @app.exception_handler(RequestTargetException)
     async def _forward(request: Request, exc: RequestTargetException) -> Response:
-        return await _forward_request(request, exc.url)
+        return await _forward_request(request, exc.url, forward_tls)
 
     @app.exception_handler(ConnectException)
     async def _connect(_: Request, exc: ConnectException) -> JSONResponse:
@@ -250,7 +307,7 @@ def create_app(herder: Herder) -> FastAPI:
             out[name] = entry
         return _json(out)
 
-    @app.post("/connectors", status_code=201, summary="Create a connector")
+    @app.post("/connectors", status_code=201, summary="Create a connector", openapi_extra=_CREATE_BODY)
     async def create_connector(request: Request) -> Response:
         body = await _body(request)
         if not isinstance(body, dict):
@@ -279,7 +336,11 @@ def create_app(herder: Herder) -> FastAPI:
     async def get_config(connector: str) -> Response:
         return _json(await herder.connector_config(connector))
 
-    @app.put("/connectors/{connector}/config", summary="Create or replace a connector's config")
+    @app.put(
+        "/connectors/{connector}/config",
+        summary="Create or replace a connector's config",
+        openapi_extra=_CONFIG_BODY,
+    )
     async def put_config(connector: str, request: Request) -> Response:
         config = _with_name(_connector_name(connector), _string_map(await _body(request), "config"))
         created = await herder.put_connector_config(connector, config, allow_replace=True)
@@ -289,7 +350,9 @@ def create_app(herder: Herder) -> FastAPI:
         return _json(info)
 
     @app.patch(
-        "/connectors/{connector}/config", summary="Change some keys of a connector's config (null removes)"
+        "/connectors/{connector}/config",
+        summary="Change some keys of a connector's config (null removes)",
+        openapi_extra=_PATCH_BODY,
     )
     async def patch_config(connector: str, request: Request) -> Response:
         patch = _string_map(await _body(request), "config", allow_null=True)
@@ -331,13 +394,21 @@ def create_app(herder: Herder) -> FastAPI:
             return Response(status_code=204)
         return _json(result, 202)
 
-    @app.put("/connectors/{connector}/pause", status_code=202, summary="Pause a connector and its tasks")
+    @app.put(
+        "/connectors/{connector}/pause",
+        status_code=202,
+        response_class=Response,
+        summary="Pause a connector and its tasks",
+    )
     async def pause(connector: str) -> Response:
         await herder.set_target_state(connector, TargetState.PAUSED)
         return Response(status_code=202)
 
     @app.put(
-        "/connectors/{connector}/resume", status_code=202, summary="Resume a paused or stopped connector"
+        "/connectors/{connector}/resume",
+        status_code=202,
+        response_class=Response,
+        summary="Resume a paused or stopped connector",
     )
     async def resume(connector: str) -> Response:
         await herder.set_target_state(connector, TargetState.STARTED)
@@ -370,7 +441,11 @@ def create_app(herder: Herder) -> FastAPI:
     async def get_offsets(connector: str) -> Response:
         return _json({"offsets": await herder.connector_offsets(connector)})
 
-    @app.patch("/connectors/{connector}/offsets", summary="Alter offsets of a STOPPED connector")
+    @app.patch(
+        "/connectors/{connector}/offsets",
+        summary="Alter offsets of a STOPPED connector",
+        openapi_extra=_OFFSETS_BODY,
+    )
     async def alter_offsets(connector: str, request: Request) -> Response:
         body = await _body(request)
         offsets = body.get("offsets") if isinstance(body, dict) else None
@@ -390,7 +465,12 @@ def create_app(herder: Herder) -> FastAPI:
             return error(403, "Topic tracking is disabled.")
         return _json({connector: {"topics": herder.active_topics(connector)}})
 
-    @app.put("/connectors/{connector}/topics/reset", status_code=202, summary="Forget the connector's topics")
+    @app.put(
+        "/connectors/{connector}/topics/reset",
+        status_code=202,
+        response_class=Response,  # an empty 202: no JSON body to declare in /openapi.json
+        summary="Forget the connector's topics",
+    )
     async def reset_topics(connector: str) -> Response:
         cfg = herder.worker.config
         if not cfg.topic_tracking_enable:
@@ -411,7 +491,11 @@ def create_app(herder: Herder) -> FastAPI:
     async def plugin_config(plugin: str) -> Response:
         return _json(herder.plugin_config(plugin))
 
-    @app.put("/connector-plugins/{plugin}/config/validate", summary="Validate a connector config")
+    @app.put(
+        "/connector-plugins/{plugin}/config/validate",
+        summary="Validate a connector config",
+        openapi_extra=_CONFIG_BODY,
+    )
     async def validate(plugin: str, request: Request) -> Response:
         config = as_strings(_string_map(await _body(request), "config"))
         given = config.get("connector.class")
@@ -450,7 +534,11 @@ def create_app(herder: Herder) -> FastAPI:
             return error(404, f"Logger {name} not found.")
         return _json(_logger_body(name))
 
-    @app.put("/admin/loggers/{name}", summary="Set a logger's level (and its children's)")
+    @app.put(
+        "/admin/loggers/{name}",
+        summary="Set a logger's level (and its children's)",
+        openapi_extra=_LOGGER_BODY,
+    )
     async def set_logger(name: str, request: Request, scope: str = "worker") -> Response:
         body = await _body(request)
         level = body.get("level") if isinstance(body, dict) else None
@@ -472,4 +560,9 @@ def create_app(herder: Herder) -> FastAPI:
             return Response(status_code=204)
         return _json(sorted(set(affected)))
 
+    app.include_router(topics_router(herder))  # /sluiceway/topics, a read-only extension
+    app.include_router(console.router)  # the web console: /ui and its files
+    app.mount(console.PATH, console.assets(), name="console")
+
+    secure(app, herder.worker.config)  # CORS and authentication, outermost
     return app
