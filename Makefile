@@ -4,9 +4,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := kcat
+APT_PACKAGES := kcat chromium
 
-.PHONY: help install system-deps demo test test-fast lint typecheck bench-broker bench-file bench-transforms bench-failover bench-jdbc bench-spark bench-elasticsearch bench-s3 broker clean
+.PHONY: help install system-deps demo test test-fast lint docs typecheck bench-broker bench-file bench-transforms bench-failover bench-jdbc bench-spark bench-elasticsearch bench-s3 broker clean
 
 help:
 	@echo "make demo          a file -> topic -> file pipeline on the embedded broker (Ctrl-C stops it)"
@@ -21,6 +21,7 @@ help:
 	@echo "make bench-spark   Spark sink against raw PySpark, Spark reader against a raw consumer (prints ratios)"
 	@echo "make bench-elasticsearch  Elasticsearch sink against the client's helpers.bulk (prints the ratio)"
 	@echo "make bench-s3      S3 sink against raw boto3 put_object of the same objects (prints the ratio)"
+	@echo "make docs          regenerate docs/reference (every shipped plugin's config keys) from the config models"
 	@echo "make lint / make typecheck"
 
 install: $(VENV)/.installed
@@ -31,7 +32,8 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-# Debian packages the tests drive: kcat (a Kafka client this project did not write),
+# Debian packages the tests drive: kcat (a Kafka client this project did not write), chromium
+# (the web console's browser tests, through Playwright),
 # PostgreSQL and MariaDB server binaries for the JDBC tests' throwaway servers, and a Java
 # 17+ runtime for Spark 4 (each skipped when already there, from whatever package).
 system-deps:
@@ -55,10 +57,13 @@ test-fast: install
 	$(BIN)/python -m pytest -m "not slow"
 
 lint: install
-	$(BIN)/ruff check broker connect connectors transforms spark_sink tests benchmarks
+	$(BIN)/ruff check broker connect connectors transforms spark_sink sluiceway tests benchmarks
 
 typecheck: install
 	$(BIN)/mypy
+
+docs: install
+	$(BIN)/python -m sluiceway.reference docs/reference
 
 broker: install
 	$(BIN)/sluiceway broker config/broker.properties
