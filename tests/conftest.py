@@ -4,10 +4,28 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import logging
+
 import pytest
 
 from broker.server import EmbeddedBroker
 from tests.support import embedded_broker, unique
+
+
+@pytest.fixture(autouse=True)
+def _root_logging_restored() -> Iterator[None]:
+    """Undo what a CLI ``main()`` run in-process does to the root logger.
+
+    ``configure_logging`` points the root logger at the ``sys.stderr`` of the moment, which
+    inside a test is pytest's capture file; once that closes, every later log record of the
+    run fails to print ("Logging error ... I/O operation on closed file") and diagnostics of
+    unrelated failures are lost with them.
+    """
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 @pytest.fixture(scope="session")
