@@ -380,7 +380,11 @@ class LogManager:
                     fut.set_result(None)
 
     async def wait_for_data(self, tps: list[TopicPartition], timeout_s: float) -> None:
-        """Return when any of ``tps`` gets an append, or after ``timeout_s``."""
+        """Return when any of ``tps`` gets an append, or after ``timeout_s``.
+
+        With no partition it returns at once: nothing could wake it, so a caller that
+        loops until data arrives must not call it for none (it would spin).
+        """
         if timeout_s <= 0 or not tps:
             return
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()

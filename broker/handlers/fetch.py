@@ -21,14 +21,16 @@ async def handle(ctx: RequestContext, req: Any) -> Any:
     b = ctx.broker
     wait_s = req.max_wait.total_seconds()
     deadline = b.clock_ms() / 1000 + wait_s
+    watched = [(t.topic, p.partition) for t in req.topics for p in t.partitions]
     while True:
         responses, size, errors = _collect(ctx, req)
         remaining = deadline - b.clock_ms() / 1000
-        if size >= max(req.min_bytes, 1) or errors or remaining <= 0:
+        # No partition to wait on is answered at once, as Kafka's ReplicaManager does: no
+        # append could ever end the wait, and waiting by looping would hold the event loop
+        # (and so every client) for max_wait.
+        if size >= max(req.min_bytes, 1) or errors or remaining <= 0 or not watched:
             break
-        await b.logs.wait_for_data(
-            [(t.topic, p.partition) for t in req.topics for p in t.partitions], remaining
-        )
+        await b.logs.wait_for_data(watched, remaining)
     return ctx.respond(error_code=ErrorCode.none, session_id=0, responses=responses)
 
 
