@@ -31,7 +31,9 @@ def _fetch(topic: str, partitions: list[dict[str, Any]], max_wait_ms: int) -> di
 
 @pytest.mark.parametrize("version", [4, 12])
 @pytest.mark.parametrize("topic", ["fuzz-seed", ""], ids=["a-topic-without-partitions", "no-topics"])
-def test_a_fetch_of_no_partition_is_answered_at_once(broker: EmbeddedBroker, version: int, topic: str) -> None:
+def test_a_fetch_of_no_partition_is_answered_at_once(
+    broker: EmbeddedBroker, version: int, topic: str
+) -> None:
     # An hour's max_wait against a socket timeout of 30 s: an answer at all means no wait.
     with WireClient(broker.bootstrap, timeout=30) as client:
         response = client.request(ApiKey.FETCH, version, _fetch(topic, [], HOUR_MS))

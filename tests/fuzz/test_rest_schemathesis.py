@@ -23,7 +23,7 @@ import schemathesis
 # ast.parse raises "AST constructor recursion depth mismatch" when it runs after an
 # earlier hypothesis test changed the recursion limit (CPython gh-106905; seen in CI).
 # Importing it here, at collection, parses it while the interpreter's state is clean.
-import schemathesis.specs.openapi.schemas  # noqa: F401
+import schemathesis.specs.openapi.schemas
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
