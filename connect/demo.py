@@ -280,20 +280,20 @@ GROUP BY account_id ORDER BY account_id
 """
 
 
-def _lake_states(lake: Path) -> set[tuple[int, str]]:
-    """(id, status) of every change in the Spark table, through the worker's SparkSession."""
+def _lake_rows(lake: Path) -> list[tuple[int, str]]:
+    """(id, status) of every row of the Spark table, through the worker's SparkSession."""
     if not any((lake / "_sluiceway" / "commits").glob("*/*.json")):
         # Nothing committed yet: the sink may not have started its SparkSession, and asking
         # for one here would start a default one that the sink would then have to share.
-        return set()
+        return []
     from pyspark.sql import SparkSession
 
     spark = SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
     try:
         rows = spark.read.parquet(str(lake)).select("id", "status").collect()
-        return {(int(r[0]), str(r[1])) for r in rows}
+        return [(int(r[0]), str(r[1])) for r in rows]
     except Exception:  # no data file yet
-        return set()
+        return []
 
 
 def _totals(lake: Path) -> Table:
@@ -348,7 +348,7 @@ async def run(data_dir: Path, exit_when_done: bool, console: Console) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     files_ok = bank_ok = lake_ok = False
-    lake, lake_states, lake_checked = data_dir / "bank-lake", set[tuple[int, str]](), 0.0
+    lake, lake_rows, lake_checked = data_dir / "bank-lake", list[tuple[int, str]](), 0.0
     try:
         with Live(console=console, refresh_per_second=4) as live:
             while not stop.is_set():
@@ -367,8 +367,11 @@ async def run(data_dir: Path, exit_when_done: bool, console: Console) -> int:
                     and (writer.stopped.is_set() or not exit_when_done)
                 )
                 if time.monotonic() - lake_checked > 2:  # a Spark job: not on every refresh
-                    lake_states, lake_checked = await asyncio.to_thread(_lake_states, lake), time.monotonic()
-                lake_ok = bank_ok and changes <= lake_states
+                    lake_rows, lake_checked = await asyncio.to_thread(_lake_rows, lake), time.monotonic()
+                lake_states = set(lake_rows)
+                # Every state is there, and every record: a state the source sent twice (two
+                # records) must not let the run end with the second one still on its way.
+                lake_ok = bank_ok and changes <= lake_states and len(lake_rows) == _lines(bank_out)
                 progress = [
                     f"{written}/{total} lines written",
                     f"{len(changes & delivered)}/{len(changes)} transactions delivered",
