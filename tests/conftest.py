@@ -1,10 +1,9 @@
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import logging
 
 import pytest
 
