@@ -432,9 +432,7 @@ async def run(data_dir: Path, exit_when_done: bool, console: Console) -> int:
 
 
 def main(argv: list[str] | None = None, prog: str = "sluiceway demo") -> int:
-    p = argparse.ArgumentParser(
-        prog=prog, description=__doc__.splitlines()[0] if __doc__ else None
-    )
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--data-dir", default=str(ROOT / "data" / "demo"), help="where the demo keeps its files")
     p.add_argument("--exit-when-done", action="store_true", help="stop once every line has arrived")
     p.add_argument("--log-level", default="WARNING")
