@@ -93,8 +93,8 @@ class _LinesFile(ObjectFile):
     write per record through the file layers costs more than encoding the record.
 
     Each encoded record is written to a buffer at once rather than kept as a bytes object
-    until a join: keeping a hundred thousand small results alive made encoding a run of
-    records (orjson's) about seven times slower than streaming them (allocator work).
+    until a join: keeping a hundred thousand small orjson results alive made encoding a
+    run of records about five times slower than streaming them (allocator work).
     """
 
     def __init__(self, encode: Any, separator: bytes, gzipped: bool, encode_many: Any = None) -> None:
