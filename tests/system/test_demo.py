@@ -35,6 +35,9 @@ def test_the_demo_runs_both_pipelines_to_the_end(tmp_path: Path) -> None:
     assert len(ids) >= 20, "and the writer's"
     # The two seed rows that share a timestamp both arrived (timestamp+incrementing tie-break).
     assert {3, 4} <= ids
+    # And each change once: SQLite compares timestamps rounded to the millisecond, and when
+    # the source's offsets truncated instead, rows were read again on every poll.
+    assert len({(r["id"], r["status"], r["updated_at"]) for r in rows}) == len(rows)
     with contextlib.closing(sqlite3.connect(tmp_path / "bank.db")) as db:
         final = set(db.execute("SELECT id, status FROM transactions"))
         large_in_db = {r[0] for r in db.execute("SELECT id FROM transactions WHERE amount >= 1000")}

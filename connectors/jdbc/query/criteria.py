@@ -206,14 +206,16 @@ class Criteria:
         elif self.mode is Mode.TIMESTAMP:
             ts = self.timestamp_expression()
             if begin is not None:
-                stmt = stmt.where(ts > sa.bindparam("begin", begin, type_=ts_type))
-            stmt = stmt.where(ts < sa.bindparam("end", end, type_=ts_type)).order_by(ts.asc())
+                stmt = stmt.where(ts > self.normalize_timestamp(sa.bindparam("begin", begin, type_=ts_type)))
+            stmt = stmt.where(
+                ts < self.normalize_timestamp(sa.bindparam("end", end, type_=ts_type))
+            ).order_by(ts.asc())
         elif self.mode is Mode.TIMESTAMP_INCREMENTING:
             ts = self.timestamp_expression()
             inc = self._column(self.incrementing_column or "")
-            stmt = stmt.where(ts < sa.bindparam("end", end, type_=ts_type))
+            stmt = stmt.where(ts < self.normalize_timestamp(sa.bindparam("end", end, type_=ts_type)))
             if begin is not None:
-                begin_param = sa.bindparam("begin", begin, type_=ts_type)
+                begin_param = self.normalize_timestamp(sa.bindparam("begin", begin, type_=ts_type))
                 if last is not None and last.incrementing is not None:
                     last_inc = sa.bindparam("last_inc", last.incrementing, type_=sa.BigInteger())
                     stmt = stmt.where(sa.or_(sa.and_(ts == begin_param, inc > last_inc), ts > begin_param))
@@ -238,7 +240,9 @@ class Criteria:
         return (
             sa.select(sa.literal_column("*"))
             .select_from(source)
-            .where(ts == sa.bindparam("at", at, type_=timestamp_type or sa.DateTime()))
+            .where(
+                ts == self.normalize_timestamp(sa.bindparam("at", at, type_=timestamp_type or sa.DateTime()))
+            )
         )
 
 

@@ -73,6 +73,7 @@ class DatabaseDialect:
         return instant.astimezone(zone).replace(tzinfo=None)
 
     def normalize_timestamp(self, expression: ColumnElement[Any]) -> ColumnElement[Any]:
+        """A timestamp (a row's column or a parameter) as the database compares it."""
         return expression
 
     def offset_timestamp(self, value: dt.datetime) -> dt.datetime:
@@ -430,9 +431,23 @@ SQLITE_TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%f"
 _SQLITE_PERMANENT = re.compile(r"no such (table|column)|syntax error|has no column", re.IGNORECASE)
 
 
+def sqlite_milliseconds(moment: dt.datetime) -> dt.datetime:
+    """``moment`` at the millisecond SQLite's ``strftime('...%f')`` shows it: the seconds
+    rounded half up to the millisecond, at most 59.999 (it does not carry into the minute);
+    checked against SQLite itself in the tests."""
+    millis = min((moment.second * 1_000_000 + moment.microsecond + 500) // 1000, 59_999)
+    return moment.replace(second=0, microsecond=0) + dt.timedelta(milliseconds=millis)
+
+
 def sqlite_timestamp_text(moment: dt.datetime) -> str:
-    """A naive timestamp as SQLite's ``strftime('%Y-%m-%d %H:%M:%f', ...)`` writes it."""
-    return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
+    """A naive timestamp as text SQLite parses, to the microsecond.
+
+    Parameters are normalized by SQLite in the query (``normalize_timestamp``), like the
+    rows they are compared with: its ``strftime`` rounds seconds to the millisecond (with
+    a clamp at 59.999), and a truncation here made half of the rows compare later than the
+    offset taken from them, so the source read them again on every poll.
+    """
+    return moment.strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
 class SqliteDialect(DatabaseDialect):
@@ -453,7 +468,10 @@ class SqliteDialect(DatabaseDialect):
         return sa.func.strftime(sa.literal_column(f"'{SQLITE_TIMESTAMP_FORMAT}'"), expression)
 
     def offset_timestamp(self, value: dt.datetime) -> dt.datetime:
-        return value.replace(microsecond=value.microsecond // 1000 * 1000)
+        # Rows that SQLite compares as one instant must be one instant here too (runs of
+        # rows sharing a timestamp are kept together); the queries normalize parameters
+        # in SQL, so this needs to agree with SQLite only on grouping.
+        return sqlite_milliseconds(value)
 
     def list_tables(
         self,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import decimal
+import random
+import sqlite3
 from typing import Any
 
 import pytest
@@ -22,7 +25,7 @@ from connectors.jdbc.query.criteria import (
     record_offsets,
     table_source,
 )
-from connectors.jdbc.query.dialects import SqliteDialect, sqlite_timestamp_text
+from connectors.jdbc.query.dialects import SqliteDialect, sqlite_milliseconds, sqlite_timestamp_text
 from connectors.jdbc.query.tables import TableId
 
 UTC = dt.UTC
@@ -197,12 +200,13 @@ def test_sqlite_compares_timestamps_in_one_text_format() -> None:
         table_source(TableId(None, None, "t"), True), last=None, end="E", timestamp_type=d.timestamp_type
     )
     assert sql(stmt, sqlite.dialect()) == (
-        'SELECT * FROM "t" WHERE strftime(\'%Y-%m-%d %H:%M:%f\', "updated") < ? '
+        'SELECT * FROM "t" WHERE strftime(\'%Y-%m-%d %H:%M:%f\', "updated") < '
+        "strftime('%Y-%m-%d %H:%M:%f', ?) "
         "ORDER BY strftime('%Y-%m-%d %H:%M:%f', \"updated\") ASC"
     )
     moment = dt.datetime(2024, 5, 1, 10, 0, 0, 123999)
-    assert sqlite_timestamp_text(moment) == "2024-05-01 10:00:00.123"
-    assert d.timestamp_parameter(T0, dt.timezone(dt.timedelta(hours=2))) == "2024-05-01 12:00:00.123"
+    assert sqlite_timestamp_text(moment) == "2024-05-01 10:00:00.123999"
+    assert d.timestamp_parameter(T0, dt.timezone(dt.timedelta(hours=2))) == "2024-05-01 12:00:00.123456"
 
 
 def test_modes_need_their_columns() -> None:
@@ -271,3 +275,24 @@ def test_other_modes_attach_each_rows_own_offset() -> None:
     rows = [Offset(ts(2), 1), Offset(ts(2), 2)]
     assert record_offsets(Mode.TIMESTAMP_INCREMENTING, rows, None) == rows
     assert record_offsets(Mode.INCREMENTING, [Offset(None, 1)], None) == [Offset(None, 1)]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sqlite_timestamps_group_as_sqlite_compares_them(seed: int) -> None:
+    """Offsets must group rows as SQLite's strftime does, and parameters are normalized by
+    SQLite in the query: with a truncation here half of the rows compared later than their
+    own offset and were read again on every poll (the demo's newest row, a thousand times)."""
+    rng = random.Random(seed)
+    moments = [dt.datetime(2026, 11, 22, 4, 29, 59, 999_500), dt.datetime(2024, 12, 31, 23, 59, 59, 999_999)]
+    moments += [dt.datetime(2026, 11, 22, 4, 29, 51, 928_500), dt.datetime(2026, 11, 22, 4, 29, 51, 1_500)]
+    for _ in range(5000):
+        hms = (rng.randrange(24), rng.randrange(60), rng.randrange(60))
+        moments.append(dt.datetime(2026, 11, 22, *hms, rng.randrange(10**6)))
+        moments.append(dt.datetime(2026, 11, 22, *hms, rng.randrange(1000) * 1000 + 500))  # halves
+    with contextlib.closing(sqlite3.connect(":memory:")) as db:
+        for moment in moments:
+            text = sqlite_timestamp_text(moment)
+            assert dt.datetime.fromisoformat(text) == moment  # the parameter loses nothing
+            (theirs,) = db.execute("SELECT strftime('%Y-%m-%d %H:%M:%f', ?)", (text,)).fetchone()
+            ours = sqlite_milliseconds(moment)
+            assert ours.strftime("%Y-%m-%d %H:%M:%S.") + f"{ours.microsecond // 1000:03d}" == theirs, text
