@@ -119,12 +119,13 @@ class _LinesFile(ObjectFile):
             self._drain()
 
     def extend(self, records: Sequence[SinkRecord]) -> bool:
-        run = io.BytesIO()  # all encoded before any is taken
+        start = self.block.tell()
         try:
-            self.encode_many(records, run.write, self.separator)
-        except DataException:
+            self.encode_many(records, self.block.write, self.separator)
+        except DataException:  # none is taken: the lines written so far are cut off again
+            self.block.seek(start)
+            self.block.truncate()
             return False
-        self.block.write(run.getbuffer())
         self.rows += len(records)
         if self.block.tell() >= _BLOCK_BYTES:
             self._drain()
