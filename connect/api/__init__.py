@@ -37,7 +37,7 @@ from connect.api.connector import (
     SourceConnector,
     SourceConnectorContext,
 )
-from connect.api.converter import Converter, HeaderConverter
+from connect.api.converter import ConvertedBatch, Converter, HeaderConverter
 from connect.api.data import (
     Date,
     Decimal,
@@ -88,6 +88,7 @@ __all__ = [
     "Connector",
     "ConnectorConfig",
     "ConnectorContext",
+    "ConvertedBatch",
     "Converter",
     "DataException",
     "Date",

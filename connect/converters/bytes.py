@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from connect.api.converter import Converter, HeaderConverter
+from connect.api.converter import ConvertedBatch, Converter, HeaderConverter
 from connect.api.data import Schema, SchemaAndValue, Type
 from connect.api.errors import DataException
 from connect.api.headers import Headers
@@ -40,6 +40,9 @@ class ByteArrayConverter(Converter, HeaderConverter):
         self, topic: str, data: bytes | None, headers: Headers | None = None
     ) -> SchemaAndValue:
         return SchemaAndValue(Schema.OPTIONAL_BYTES_SCHEMA, data)
+
+    def to_connect_batch(self, topic: str, data: Sequence[bytes | None]) -> ConvertedBatch:
+        return ConvertedBatch([Schema.OPTIONAL_BYTES_SCHEMA] * len(data), list(data))
 
     def from_connect_header(
         self, topic: str, header_key: str, schema: Schema | None, value: Any

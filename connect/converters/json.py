@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-from connect.api.converter import Converter, HeaderConverter
+from connect.api.converter import ConvertedBatch, Converter, HeaderConverter
 from connect.api.data import (
     INT_RANGES,
     Date,
@@ -611,6 +611,18 @@ class JsonConverter(Converter, HeaderConverter):
             return self._to_connect(doc, exact=False)
         except _NeedExactNumbers:
             return self._to_connect(self._loads_exact(data, None), exact=True)
+
+    def to_connect_batch(self, topic: str, data: Sequence[bytes | None]) -> ConvertedBatch:
+        if self.schemas_enable:
+            return super().to_connect_batch(topic, data)
+        # Schemaless, the usual case for JSON topics: each value is its document, so the
+        # batch is one map of orjson over it. A null or empty record, or a document orjson
+        # refuses (a number beyond double range), sends the batch the careful way.
+        try:
+            values = list(map(orjson.loads, data))  # type: ignore[arg-type]
+        except (orjson.JSONDecodeError, TypeError):
+            return super().to_connect_batch(topic, data)
+        return ConvertedBatch([None] * len(values), values)
 
     def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
         return self.to_connect_data(topic, value)

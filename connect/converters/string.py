@@ -8,10 +8,11 @@ charset names such as ``UTF-8``, ``ISO-8859-1`` and ``UTF-16`` are understood.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import Any, ClassVar
 
-from connect.api.converter import Converter, HeaderConverter
+from connect.api.converter import ConvertedBatch, Converter, HeaderConverter
 from connect.api.data import Schema, SchemaAndValue
 from connect.api.errors import ConnectException, DataException
 from connect.api.headers import Headers
@@ -74,6 +75,14 @@ class StringConverter(Converter, HeaderConverter):
             return SchemaAndValue(_OPTIONAL_STRING, text)
         except UnicodeDecodeError as e:
             raise DataException(f"Failed to deserialize string in {self.deserializer_encoding}: {e}") from e
+
+    def to_connect_batch(self, topic: str, data: Sequence[bytes | None]) -> ConvertedBatch:
+        # One C-level map; a null record (TypeError) or bad bytes go the careful way.
+        try:
+            values = list(map(bytes.decode, data, repeat(self.deserializer_encoding)))  # type: ignore[arg-type]
+        except (TypeError, UnicodeDecodeError):
+            return super().to_connect_batch(topic, data)
+        return ConvertedBatch([_OPTIONAL_STRING] * len(values), values)
 
     def from_connect_header(
         self, topic: str, header_key: str, schema: Schema | None, value: Any

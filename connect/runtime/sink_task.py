@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from functools import partial
+from itertools import groupby, repeat
+from operator import is_not
 from typing import Any
 
 from confluent_kafka import (
@@ -31,7 +33,7 @@ from confluent_kafka import (
     TopicPartition as KafkaTopicPartition,
 )
 
-from connect.api.converter import Converter, HeaderConverter
+from connect.api.converter import ConvertedBatch, Converter, HeaderConverter
 from connect.api.errors import ConnectException, RetriableException
 from connect.api.headers import Headers
 from connect.api.plugin_metrics import PluginMetrics
@@ -355,60 +357,152 @@ class WorkerSinkTask(WorkerTask):
     def _convert_all(self, messages: list[Message]) -> list[SinkRecord]:
         """Messages to SinkRecords: the per-record hot path.
 
-        Converters are called directly; only a failing record goes through the
-        tolerance operator (which retries, reports and maybe skips it). The batch's
-        messages are kept so a record can be traced back to what was consumed.
+        Each run of one topic is converted as columns: the messages' fields read with
+        C-level maps, keys and values by one ``to_connect_batch`` call of each converter,
+        the records then made in one loop. Should a converter refuse the run, it is
+        converted again one record at a time (``_convert_each``), where the failing record
+        goes through the tolerance operator (which retries, reports and maybe skips it).
+        The batch's messages are kept so a record can be traced back to what was consumed.
         """
-        out: list[SinkRecord] = []
         self._batch = messages
         self._batch_index = None
+        errors = list(map(Message.error, messages))
+        # Consumer errors and end-of-partition events (KafkaError cannot be compared with
+        # None by ==, so no errors.count(None)).
+        if any(map(is_not, errors, repeat(None))):
+            messages = self._without_events(messages, errors)
+        self.metrics.records_in += len(messages)
+        if not messages:
+            return []
+        topics: list[str] = list(map(Message.topic, messages))  # type: ignore[arg-type]
+        partitions: list[int] = list(map(Message.partition, messages))  # type: ignore[arg-type]
+        offsets: list[int] = list(map(Message.offset, messages))  # type: ignore[arg-type]
+        # The next offset of each partition: its last message's, plus one.
+        last = dict(zip(zip(topics, partitions, strict=True), offsets, strict=True))
+        for (topic, partition), offset in last.items():
+            self._batch_offsets[TopicPartition(topic, partition)] = offset + 1
+        for topic in dict.fromkeys(topics).keys() - self._used_topics:
+            self._first_sight(topic)
+        if topics[0] == topics[-1] and topics.count(topics[0]) == len(topics):
+            return self._convert_run(topics[0], messages, partitions, offsets)
+        out: list[SinkRecord] = []
+        for topic, run in groupby(range(len(messages)), topics.__getitem__):
+            at = list(run)
+            start, end = at[0], at[-1] + 1
+            out += self._convert_run(topic, messages[start:end], partitions[start:end], offsets[start:end])
+        return out
+
+    def _without_events(self, messages: list[Message], errors: list[KafkaError | None]) -> list[Message]:
+        """The messages that are records; consumer errors fail the task if fatal and are
+        otherwise logged once (the consumer keeps trying, as Kafka Connect's does)."""
+        for err in errors:
+            if err is None or err.code() == KafkaError._PARTITION_EOF:
+                continue
+            if err.fatal() or err.code() in _FATAL_CONSUMER_ERRORS:
+                raise ConnectException(f"consumer error: {err.str()}")
+            self._warn_once(err)  # a subscribed topic that does not exist yet, a broker away
+        return [m for m, err in zip(messages, errors, strict=True) if err is None]
+
+    def _convert_run(
+        self, topic: str, messages: list[Message], partitions: list[int], offsets: list[int]
+    ) -> list[SinkRecord]:
+        n = len(messages)
+        raw_keys = list(map(Message.key, messages))
+        try:
+            if raw_keys.count(None) == n:  # most keys are null: convert null once
+                null = self.key_converter.to_connect_data(topic, None)
+                keys: ConvertedBatch = ConvertedBatch([null.schema] * n, [null.value] * n)
+            else:
+                keys = self.key_converter.to_connect_batch(topic, raw_keys)
+            values = self.value_converter.to_connect_batch(topic, list(map(Message.value, messages)))
+            if not len(keys.schemas) == len(keys.values) == len(values.schemas) == len(values.values) == n:
+                raise ConnectException("to_connect_batch returned a different number of values than given")
+        except Exception:
+            return self._convert_each(topic, messages)
+        headers: list[Any] = list(map(Message.headers, messages))
+        if headers.count(None) != n:
+            headers = self._convert_headers(topic, messages, headers)
+        types = _TIMESTAMP_TYPES
+        create_time = TimestampType.CREATE_TIME
+        out: list[SinkRecord] = []
+        append = out.append
+        for partition, offset, key_schema, key, value_schema, value, (ts_type, ts), h in zip(
+            partitions,
+            offsets,
+            keys.schemas,
+            keys.values,
+            values.schemas,
+            values.values,
+            map(Message.timestamp, messages),
+            headers,
+            strict=True,
+        ):
+            if h is TOLERATED:
+                continue
+            append(
+                SinkRecord(
+                    topic,
+                    partition,
+                    key_schema,
+                    key,
+                    value_schema,
+                    value,
+                    ts if ts_type else None,
+                    h,
+                    offset,
+                    types.get(ts_type, create_time),
+                )
+            )
+        if len(out) == n:
+            return self._transform(out, messages) if self.chain.stages else out
+        self.metrics.records_skipped += n - len(out)
+        if not self.chain.stages:
+            return out
+        return self._transform(out, [m for m, h in zip(messages, headers, strict=True) if h is not TOLERATED])
+
+    def _convert_headers(self, topic: str, messages: list[Message], raw: list[Any]) -> list[Any]:
+        """Connect headers for each message that has any (None for the rest; TOLERATED for
+        one whose headers failed and were skipped under errors.tolerance=all)."""
+        out: list[Any] = [None] * len(raw)
+        for i, (msg, headers) in enumerate(zip(messages, raw, strict=True)):
+            if headers:
+                try:
+                    out[i] = self._headers(topic, headers)
+                except Exception as exc:
+                    out[i] = self._recover(
+                        Stage.HEADER_CONVERTER,
+                        self.header_converter,
+                        partial(self._headers, topic, headers),
+                        exc,
+                        msg,
+                    )
+        return out
+
+    def _transform(self, records: list[SinkRecord], messages: list[Message]) -> list[SinkRecord]:
+        """The transformation chain over converted records; ``messages[i]`` is the message
+        ``records[i]`` came from (for the dead letter queue)."""
+        out: list[SinkRecord] = []
+        for record, msg in zip(records, messages, strict=True):
+            transformed, skipped = self.chain.apply(record, self.operator, partial(_consumed, msg))
+            if transformed is None:
+                self.metrics.records_skipped += skipped
+                continue
+            out.append(transformed)
+        return out
+
+    def _convert_each(self, topic: str, messages: list[Message]) -> list[SinkRecord]:
+        """A run converted one record at a time: a failing conversion goes to the tolerance
+        operator as its first attempt (never run twice), which retries, reports or skips."""
         key_to = self.key_converter.to_connect_data
         value_to = self.value_converter.to_connect_data
-        stages = self.chain.stages
-        used = self._used_topics
-        # Next offset per partition, noted when the partition changes (not per record).
-        offsets: dict[tuple[str, int], int] = {}
-        cur_topic: str | None = None
-        cur_partition = -1
-        cur_next = -1
-        null_topic: str | None = None
-        null_key: Any = None
-        types = _TIMESTAMP_TYPES
-        events = 0  # consumer errors and end-of-partition events: not records read
+        records: list[SinkRecord] = []
+        kept: list[Message] = []
         for msg in messages:
-            err = msg.error()
-            if err is not None:
-                events += 1
-                if err.code() == KafkaError._PARTITION_EOF:
-                    continue
-                if err.fatal() or err.code() in _FATAL_CONSUMER_ERRORS:
-                    raise ConnectException(f"consumer error: {err.str()}")
-                # Anything else passes (a subscribed topic that does not exist yet, a broker
-                # away for a moment): the consumer keeps trying, as Kafka Connect's does.
-                self._warn_once(err)
-                continue
-            topic: str = msg.topic()  # type: ignore[assignment]
-            partition: int = msg.partition()  # type: ignore[assignment]
-            offset: int = msg.offset()  # type: ignore[assignment]
-            if partition != cur_partition or topic != cur_topic:
-                if cur_topic is not None:
-                    offsets[(cur_topic, cur_partition)] = cur_next
-                cur_topic, cur_partition = topic, partition
-                if topic not in used:
-                    self._first_sight(topic)
-            cur_next = offset + 1
-            # Each conversion is tried directly; a failure goes to the tolerance operator
-            # as its first attempt (never run twice), which retries, reports or skips.
             raw_key, raw_value = msg.key(), msg.value()
             key: Any
             value: Any
             try:
-                if raw_key is None and topic == null_topic:
-                    key = null_key  # most keys are null: convert null once per topic and batch
-                else:
-                    key = key_to(topic, raw_key)
-                    if raw_key is None:
-                        null_topic, null_key = topic, key
+                key = key_to(topic, raw_key)
             except Exception as exc:
                 key = self._recover(
                     Stage.KEY_CONVERTER, self.key_converter, partial(key_to, topic, raw_key), exc, msg
@@ -436,31 +530,22 @@ class WorkerSinkTask(WorkerTask):
                 self.metrics.records_skipped += 1
                 continue
             ts_type, ts = msg.timestamp()
-            record = SinkRecord(
-                topic,
-                partition,
-                key.schema,
-                key.value,
-                value.schema,
-                value.value,
-                ts if ts_type else None,
-                headers,
-                offset,
-                types.get(ts_type, TimestampType.CREATE_TIME),
+            records.append(
+                SinkRecord(
+                    topic,
+                    msg.partition(),
+                    key.schema,
+                    key.value,
+                    value.schema,
+                    value.value,
+                    ts if ts_type else None,
+                    headers,
+                    msg.offset(),  # type: ignore[arg-type]
+                    _TIMESTAMP_TYPES.get(ts_type, TimestampType.CREATE_TIME),
+                )
             )
-            if stages:
-                transformed, skipped = self.chain.apply(record, self.operator, partial(_consumed, msg))
-                if transformed is None:
-                    self.metrics.records_skipped += skipped
-                    continue
-                record = transformed
-            out.append(record)
-        self.metrics.records_in += len(messages) - events
-        if cur_topic is not None:
-            offsets[(cur_topic, cur_partition)] = cur_next
-        for (topic, partition), next_offset in offsets.items():
-            self._batch_offsets[TopicPartition(topic, partition)] = next_offset
-        return out
+            kept.append(msg)
+        return self._transform(records, kept) if self.chain.stages else records
 
     def _warn_once(self, err: KafkaError) -> None:
         key = (err.code(), err.str())

@@ -17,10 +17,13 @@ from typing import Any
 from connect.api import (
     ConnectException,
     ConnectorConfig,
+    ConvertedBatch,
+    Converter,
     Field,
     RecordMetadata,
     RetriableException,
     Schema,
+    SchemaAndValue,
     SecretStr,
     SinkConnector,
     SinkRecord,
@@ -35,6 +38,9 @@ from connect.api import (
 _lock = threading.Lock()
 PUT: dict[str, list[SinkRecord]] = defaultdict(list)
 COMMITTED: dict[str, list[tuple[SourceRecord, RecordMetadata | None]]] = defaultdict(list)
+# Per topic: the sizes of the batches TextConverter converted, and its one-value calls.
+BATCHES: dict[str, list[int]] = defaultdict(list)
+SINGLES: dict[str, int] = defaultdict(int)
 EVENTS: dict[str, list[str]] = defaultdict(list)
 
 
@@ -271,6 +277,34 @@ class ReconfiguringSourceConnector(SourceConnector):
 
     def stop(self) -> None:
         self._stop.set()
+
+
+class TextConverter(Converter):
+    """UTF-8 text with a batch method of its own; refuses values starting with "!"."""
+
+    def from_connect_data(self, topic: str, schema: Schema | None, value: Any, headers: Any = None) -> bytes:
+        return str(value).encode()
+
+    def to_connect_data(self, topic: str, data: bytes | None, headers: Any = None) -> SchemaAndValue:
+        with _lock:
+            SINGLES[topic] += 1
+        if data is not None and data.startswith(b"!"):
+            raise ValueError(f"refusing {data!r}")
+        return SchemaAndValue(None, None if data is None else data.decode())
+
+    def to_connect_batch(self, topic: str, data: Any) -> ConvertedBatch:
+        with _lock:
+            BATCHES[topic].append(len(data))
+        if any(d is not None and d.startswith(b"!") for d in data):
+            raise ValueError("one of the batch is refused")
+        return ConvertedBatch([None] * len(data), [None if d is None else d.decode() for d in data])
+
+
+def refuse_boom(record: Any) -> Any:
+    """A transformation that fails on values containing "boom"."""
+    if "boom" in str(record.value):
+        raise ValueError(f"boom at offset {record.kafka_offset}")
+    return record
 
 
 def upper_value(record: Any) -> Any:
