@@ -38,6 +38,7 @@ from connect.runtime.secrets import SECRETS, secret_values
 from connect.runtime.sink_task import WorkerSinkTask
 from connect.runtime.source_task import WorkerSourceTask
 from connect.runtime.status import ConnectorTaskId, State, Status, StatusListener, TargetState, trace_of
+from connect.runtime.switch_interval import use_worker_switch_interval
 from connect.runtime.topic_creation import TopicCreation
 from connect.runtime.transformation_chain import TransformationChain, TransformationStage
 from connect.runtime.worker_connector import WorkerConnector
@@ -84,6 +85,7 @@ class Worker:
     # -- lifecycle ----------------------------------------------------------------------
 
     def start(self) -> None:
+        use_worker_switch_interval()  # helper threads' I/O is not held up by busy task threads
         self.offsets.start()
         self._sampler.start()
         log.info("worker %s started", self.worker_id)

@@ -7,6 +7,7 @@ loaded by dotted name.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ import orjson
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource
 
+from connect.runtime.switch_interval import WORKER_SWITCH_INTERVAL_S
 from connect.testing import EmbeddedConnect
 from tests.connect import plugins
 from tests.support import unique
@@ -520,3 +522,9 @@ def test_worker_restart_resumes_source_offsets(tmp_path: Path) -> None:
         time.sleep(1.0)
         assert values(msgs) == [f"first {i}" for i in range(100)] + [f"second {i}" for i in range(50)]
         assert len(c.consume(topic, 150)) == 150  # nothing was read twice
+
+
+def test_a_worker_shortens_the_thread_switch_interval(connect: EmbeddedConnect) -> None:
+    """Helper threads' I/O (uploads, JVM calls) is not held up 5 ms at a time by busy task
+    threads (connect.runtime.switch_interval says why and what it measured)."""
+    assert sys.getswitchinterval() <= WORKER_SWITCH_INTERVAL_S
