@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Collection, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from connect.api import (
     ConnectException,
@@ -30,11 +30,12 @@ from connect.api import (
     Task,
     TopicPartition,
 )
-from connect.api.arrow import BatchBuilder
 from spark_sink.config import SparkSinkConfig
 from spark_sink.session import shared_session
 from spark_sink.table_log import FencedException
-from spark_sink.writer import Prepared, TableWriter, arrow_schema
+
+if TYPE_CHECKING:
+    from spark_sink.writer import Prepared
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,11 @@ class SparkSinkTask(SinkTask):
     def start(self, props: dict[str, str]) -> None:
         self.config = config = SparkSinkConfig.parse(props)
         self.stopping = threading.Event()
+        # pyarrow (and PySpark) are imported when a task starts, not with this module, which
+        # the worker imports to discover its plugins: an idle worker does not carry them.
+        from connect.api.arrow import BatchBuilder
+        from spark_sink.writer import TableWriter
+
         spark = shared_session(config.spark_master, config.spark_app_name, config.spark_conf())
         declared = None
         if config.value_schema:
@@ -236,6 +242,8 @@ def _cause(exc: BaseException) -> str:
 def _declared_schema(spark: Any, ddl: str) -> Any:
     """``value.schema`` (Spark DDL) as an Arrow schema."""
     from pyspark.sql.types import StructType
+
+    from spark_sink.writer import arrow_schema
 
     try:
         struct = StructType.fromDDL(ddl)

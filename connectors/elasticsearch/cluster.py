@@ -22,15 +22,12 @@ from elasticsearch import ApiError, Elasticsearch, NotFoundError, TransportError
 from connect.api import ConnectException
 from connectors.elasticsearch.bulk_items import describe_error
 from connectors.elasticsearch.config import ElasticsearchSinkConfig
+from connectors.elasticsearch.errors import TransientError
 
 log = logging.getLogger(__name__)
 
 # Only the fields the task reads: a large bulk answer shrinks to a few bytes per item.
 _BULK_FILTER = ["errors", "items.*.status", "items.*.error"]
-
-
-class TransientError(Exception):
-    """A request failed in a way that may pass: retry it after a backoff."""
 
 
 def _is_transient_status(status: int) -> bool:

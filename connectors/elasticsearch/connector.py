@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from connect.api import ConfigIssue, ConnectException, SinkConnector, Task
-from connectors.elasticsearch.cluster import Cluster, TransientError
 from connectors.elasticsearch.config import ElasticsearchSinkConfig
+from connectors.elasticsearch.errors import TransientError
 from connectors.elasticsearch.task import VERSION, ElasticsearchSinkTask
 
 #: The oldest Elasticsearch whose bulk API and data streams the sink relies on.
@@ -39,6 +39,9 @@ class ElasticsearchSinkConnector(SinkConnector):
         if issues:
             return issues
         config = ElasticsearchSinkConfig.parse(props)
+        # The client is imported here, not with the module: see connectors.elasticsearch.errors.
+        from connectors.elasticsearch.cluster import Cluster
+
         try:
             cluster = Cluster(config)
         except ConnectException as exc:  # TLS files that cannot be read

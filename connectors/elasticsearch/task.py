@@ -31,9 +31,9 @@ from connect.api import (
 )
 from connect.api.retry import backoff_seconds
 from connectors.elasticsearch.bulk_items import Outcome, classify
-from connectors.elasticsearch.cluster import Cluster, TransientError
 from connectors.elasticsearch.config import ElasticsearchSinkConfig
 from connectors.elasticsearch.documents import Action, DocumentBuilder
+from connectors.elasticsearch.errors import TransientError
 from connectors.elasticsearch.mapping import index_mapping
 from connectors.elasticsearch.offsets import OffsetTracker, Pending
 
@@ -64,6 +64,9 @@ class ElasticsearchSinkTask(SinkTask):
         self.config = config = ElasticsearchSinkConfig.parse(props)
         self.tolerate_all = str(props.get("errors.tolerance", "none")).strip().lower() == "all"
         self.documents = DocumentBuilder(config)
+        # The client is imported here, not with the module: see connectors.elasticsearch.errors.
+        from connectors.elasticsearch.cluster import Cluster
+
         self.cluster = Cluster(config)
         self.tracker = OffsetTracker()
         self.lock = threading.Condition()

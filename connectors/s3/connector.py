@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from connect.api import ConfigIssue, ConnectException, SinkConnector, Task
 from connectors.s3.config import S3SinkConfig
-from connectors.s3.store import Store, TransientStoreError
+from connectors.s3.errors import TransientStoreError
 from connectors.s3.task import VERSION, S3SinkTask
 
 
@@ -35,6 +35,9 @@ class S3SinkConnector(SinkConnector):
         issues = super().validate(props)
         if issues:
             return issues
+        # boto3 is imported here, not with the module: see connectors.s3.errors.
+        from connectors.s3.store import Store
+
         store = Store(S3SinkConfig.parse(props))
         try:
             store.check_bucket()

@@ -21,6 +21,7 @@ from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 from connect.api import ConnectException
 from connect.api.retry import backoff_seconds
 from connectors.s3.config import S3SinkConfig
+from connectors.s3.errors import TransientStoreError
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +43,6 @@ _TRANSIENT_CODES = frozenset(
 _CREDENTIAL_CODES = frozenset(
     {"InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken", "ExpiredToken", "403"}
 )
-
-
-class TransientStoreError(Exception):
-    """A request kept failing in a way that may pass: retry the operation later."""
 
 
 class Store:

@@ -18,6 +18,7 @@ from connect.api import (
 )
 from connect.api.retry import backoff_seconds
 from connectors.s3.config import S3SinkConfig
+from connectors.s3.errors import TransientStoreError
 from connectors.s3.formats import make_format
 from connectors.s3.objects import Naming, resume_offset
 from connectors.s3.partitioners import (
@@ -26,7 +27,6 @@ from connectors.s3.partitioners import (
     make_timestamp_extractor,
     needs_timestamp,
 )
-from connectors.s3.store import Store, TransientStoreError
 from connectors.s3.writer import PartitionWriter
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,9 @@ class S3SinkTask(SinkTask):
             directory_delim=config.directory_delim,
         )
         self.extractor = make_timestamp_extractor(config.timestamp_extractor, config.timestamp_field)
+        # boto3 is imported here, not with the module: see connectors.s3.errors.
+        from connectors.s3.store import Store
+
         self.store = Store(config)
         self.store.check_bucket()
         self.writers: dict[TopicPartition, PartitionWriter] = {}

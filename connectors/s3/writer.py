@@ -28,9 +28,11 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from connect.api import DataException, SinkRecord, TopicPartition
 from connectors.s3.config import S3SinkConfig
+from connectors.s3.errors import TransientStoreError
 from connectors.s3.formats import Finished, Format, ObjectFile
 from connectors.s3.objects import RANGE_END, RANGE_START, RECORDS, Naming
 from connectors.s3.partitioners import (
@@ -40,7 +42,9 @@ from connectors.s3.partitioners import (
     floor_timestamp,
     parse_timezone,
 )
-from connectors.s3.store import Store, TransientStoreError
+
+if TYPE_CHECKING:
+    from connectors.s3.store import Store
 
 log = logging.getLogger(__name__)
 

@@ -26,6 +26,7 @@ from requests.utils import should_bypass_proxies
 
 from connect.api import ConnectException
 from connectors.twitter.config import DEFAULT_BASE_URL, TwitterSourceConfig
+from connectors.twitter.errors import Malformed, RateLimited, Transient
 
 log = logging.getLogger(__name__)
 
@@ -59,22 +60,6 @@ class BaseUrlAdapter(HTTPAdapter):
 def point_at(client: Any, base_url: str) -> None:
     if base_url.rstrip("/") != TWITTER_API:
         client.session.mount(TWITTER_API + "/", BaseUrlAdapter(base_url))
-
-
-class RateLimited(Exception):
-    def __init__(self, message: str, reset_at: float) -> None:
-        super().__init__(message)
-        self.reset_at = reset_at
-
-
-class Transient(Exception):
-    pass
-
-
-class Malformed(Exception):
-    def __init__(self, message: str, payload: str) -> None:
-        super().__init__(message)
-        self.payload = payload
 
 
 def refused(status: int, detail: str) -> ConnectException:

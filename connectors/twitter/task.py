@@ -17,12 +17,15 @@ import queue
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from connect.api import ConnectException, RetriableException, Schema, SourceRecord, SourceTask
-from connectors.twitter.api import Api, Malformed, RateLimited, Stream, Transient
 from connectors.twitter.config import TwitterSourceConfig
+from connectors.twitter.errors import Malformed, RateLimited, Transient
 from connectors.twitter.tweets import KEY_SCHEMA, TWEET_SCHEMA, MalformedTweet, to_struct, usernames
+
+if TYPE_CHECKING:
+    from connectors.twitter.api import Stream
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +55,10 @@ class TwitterSourceTask(SourceTask):
         self.config = config = TwitterSourceConfig.parse_with_aliases(props)
         self.tolerate_all = str(props.get("errors.tolerance", "none")).strip().lower() == "all"
         self.dead_letters = str(props.get("errors.deadletterqueue.topic.name") or "").strip() or None
+        # tweepy is imported here, not with the module: see connectors.twitter.errors.
+        from connectors.twitter.api import Api, Stream
+
+        self.stream_class: type[Stream] = Stream
         self.api = Api(config)
         self.buffer: collections.deque[SourceRecord] = collections.deque()
         self.failures = 0
@@ -147,7 +154,7 @@ class TwitterSourceTask(SourceTask):
         stream = self.stream
         if stream is None:
             self.rule_values = self.api.sync_rules(self.config.rules, self.tag)
-            stream = self.stream = Stream(self.config)
+            stream = self.stream = self.stream_class(self.config)
             self.stream_thread = stream.open()
         if stream.fatal is not None:
             raise stream.fatal

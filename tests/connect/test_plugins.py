@@ -534,3 +534,31 @@ def test_names_that_cannot_be_plugins_are_not_found_and_import_nothing(name: str
     with pytest.raises(PluginNotFound):
         plugins.find(name, list(PluginType))
     assert not {"antigravity", "this", "webbrowser"} & (set(sys.modules) - before)
+
+
+def test_discovering_plugins_imports_no_client_library() -> None:
+    """The bundled connectors load their clients (boto3, elasticsearch, tweepy, pyarrow) when
+    a task starts or a config is validated, not when the worker discovers them: an idle
+    worker with all of them was 151 MB with the clients and 94 MB without
+    (benchmarks/file_pipeline.py, target <= 120 MB)."""
+    import subprocess
+
+    code = textwrap.dedent(
+        """
+        import sys
+        from connect.runtime.plugins import Plugins, PluginType
+        plugins = Plugins()
+        names = plugins.names([PluginType.SOURCE, PluginType.SINK])
+        for wanted in ("connectors.s3.connector.S3SinkConnector",
+                       "connectors.elasticsearch.connector.ElasticsearchSinkConnector",
+                       "spark_sink.connector.SparkSinkConnector",
+                       "connectors.twitter.connector.TwitterSourceConnector"):
+            assert wanted in names, (wanted, names)
+        print(sorted(m for m in ("boto3", "botocore", "elasticsearch", "elastic_transport",
+                                  "tweepy", "pyarrow", "pyspark") if m in sys.modules))
+        """
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
