@@ -407,21 +407,15 @@ class WorkerSinkTask(WorkerTask):
         self, topic: str, messages: list[Message], partitions: list[int], offsets: list[int]
     ) -> list[SinkRecord]:
         n = len(messages)
-        raw_keys = list(map(Message.key, messages))
-        try:
-            if raw_keys.count(None) == n:  # most keys are null: convert null once
-                null = self.key_converter.to_connect_data(topic, None)
-                keys: ConvertedBatch = ConvertedBatch([null.schema] * n, [null.value] * n)
-            else:
-                keys = self.key_converter.to_connect_batch(topic, raw_keys)
-            values = self.value_converter.to_connect_batch(topic, list(map(Message.value, messages)))
-            if not len(keys.schemas) == len(keys.values) == len(values.schemas) == len(values.values) == n:
-                raise ConnectException("to_connect_batch returned a different number of values than given")
-        except Exception:
-            return self._convert_each(topic, messages)
+        # A record left out (a conversion failed and errors.tolerance=all skipped it) is
+        # marked TOLERATED in this column, which every record's loop looks at anyway.
         headers: list[Any] = list(map(Message.headers, messages))
         if headers.count(None) != n:
             headers = self._convert_headers(topic, messages, headers)
+        try:
+            keys, values = self._convert_batch(topic, messages)
+        except Exception:
+            keys, values = self._convert_each(topic, messages, headers)
         types = _TIMESTAMP_TYPES
         create_time = TimestampType.CREATE_TIME
         out: list[SinkRecord] = []
@@ -460,6 +454,58 @@ class WorkerSinkTask(WorkerTask):
             return out
         return self._transform(out, [m for m, h in zip(messages, headers, strict=True) if h is not TOLERATED])
 
+    def _convert_batch(self, topic: str, messages: list[Message]) -> tuple[ConvertedBatch, ConvertedBatch]:
+        """Keys and values of a run, each by one converter call; raises if one is refused."""
+        n = len(messages)
+        raw_keys = list(map(Message.key, messages))
+        if raw_keys.count(None) == n:  # most keys are null: convert null once
+            null = self.key_converter.to_connect_data(topic, None)
+            keys = ConvertedBatch([null.schema] * n, [null.value] * n)
+        else:
+            keys = self.key_converter.to_connect_batch(topic, raw_keys)
+        values = self.value_converter.to_connect_batch(topic, list(map(Message.value, messages)))
+        if not len(keys.schemas) == len(keys.values) == len(values.schemas) == len(values.values) == n:
+            raise ConnectException("to_connect_batch returned a different number of values than given")
+        return keys, values
+
+    def _convert_each(
+        self, topic: str, messages: list[Message], headers: list[Any]
+    ) -> tuple[ConvertedBatch, ConvertedBatch]:
+        """Keys and values of a run one record at a time: a failing conversion goes to the
+        tolerance operator as its first attempt (never run twice), which retries, reports or
+        skips; a skipped record is marked TOLERATED in ``headers``."""
+        key_to = self.key_converter.to_connect_data
+        value_to = self.value_converter.to_connect_data
+        n = len(messages)
+        key_schemas: list[Any] = [None] * n
+        key_values: list[Any] = [None] * n
+        value_schemas: list[Any] = [None] * n
+        value_values: list[Any] = [None] * n
+        for i, msg in enumerate(messages):
+            if headers[i] is TOLERATED:
+                continue
+            raw_key, raw_value = msg.key(), msg.value()
+            key: Any
+            value: Any
+            try:
+                key = key_to(topic, raw_key)
+            except Exception as exc:
+                key = self._recover(
+                    Stage.KEY_CONVERTER, self.key_converter, partial(key_to, topic, raw_key), exc, msg
+                )
+            try:
+                value = value_to(topic, raw_value)
+            except Exception as exc:
+                value = self._recover(
+                    Stage.VALUE_CONVERTER, self.value_converter, partial(value_to, topic, raw_value), exc, msg
+                )
+            if key is TOLERATED or value is TOLERATED:
+                headers[i] = TOLERATED
+                continue
+            key_schemas[i], key_values[i] = key
+            value_schemas[i], value_values[i] = value
+        return ConvertedBatch(key_schemas, key_values), ConvertedBatch(value_schemas, value_values)
+
     def _convert_headers(self, topic: str, messages: list[Message], raw: list[Any]) -> list[Any]:
         """Connect headers for each message that has any (None for the rest; TOLERATED for
         one whose headers failed and were skipped under errors.tolerance=all)."""
@@ -489,63 +535,6 @@ class WorkerSinkTask(WorkerTask):
                 continue
             out.append(transformed)
         return out
-
-    def _convert_each(self, topic: str, messages: list[Message]) -> list[SinkRecord]:
-        """A run converted one record at a time: a failing conversion goes to the tolerance
-        operator as its first attempt (never run twice), which retries, reports or skips."""
-        key_to = self.key_converter.to_connect_data
-        value_to = self.value_converter.to_connect_data
-        records: list[SinkRecord] = []
-        kept: list[Message] = []
-        for msg in messages:
-            raw_key, raw_value = msg.key(), msg.value()
-            key: Any
-            value: Any
-            try:
-                key = key_to(topic, raw_key)
-            except Exception as exc:
-                key = self._recover(
-                    Stage.KEY_CONVERTER, self.key_converter, partial(key_to, topic, raw_key), exc, msg
-                )
-            try:
-                value = value_to(topic, raw_value)
-            except Exception as exc:
-                value = self._recover(
-                    Stage.VALUE_CONVERTER, self.value_converter, partial(value_to, topic, raw_value), exc, msg
-                )
-            raw_headers = msg.headers()
-            headers: Any = None
-            if raw_headers:
-                try:
-                    headers = self._headers(topic, raw_headers)
-                except Exception as exc:
-                    headers = self._recover(
-                        Stage.HEADER_CONVERTER,
-                        self.header_converter,
-                        partial(self._headers, topic, raw_headers),
-                        exc,
-                        msg,
-                    )
-            if key is TOLERATED or value is TOLERATED or headers is TOLERATED:
-                self.metrics.records_skipped += 1
-                continue
-            ts_type, ts = msg.timestamp()
-            records.append(
-                SinkRecord(
-                    topic,
-                    msg.partition(),
-                    key.schema,
-                    key.value,
-                    value.schema,
-                    value.value,
-                    ts if ts_type else None,
-                    headers,
-                    msg.offset(),  # type: ignore[arg-type]
-                    _TIMESTAMP_TYPES.get(ts_type, TimestampType.CREATE_TIME),
-                )
-            )
-            kept.append(msg)
-        return self._transform(records, kept) if self.chain.stages else records
 
     def _warn_once(self, err: KafkaError) -> None:
         key = (err.code(), err.str())
