@@ -617,7 +617,7 @@ class JsonConverter(Converter, HeaderConverter):
             return super().to_connect_batch(topic, data)
         # Schemaless, the usual case for JSON topics: each value is its document, so the
         # batch is one map of orjson over it. A null or empty record, or a document orjson
-        # refuses (a number beyond double range), sends the batch the careful way.
+        # refuses but Jackson reads (a lone surrogate), sends the batch the careful way.
         try:
             values = list(map(orjson.loads, data))  # type: ignore[arg-type]
         except (orjson.JSONDecodeError, TypeError):
