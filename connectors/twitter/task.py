@@ -56,9 +56,8 @@ class TwitterSourceTask(SourceTask):
         self.tolerate_all = str(props.get("errors.tolerance", "none")).strip().lower() == "all"
         self.dead_letters = str(props.get("errors.deadletterqueue.topic.name") or "").strip() or None
         # tweepy is imported here, not with the module: see connectors.twitter.errors.
-        from connectors.twitter.api import Api, Stream
+        from connectors.twitter.api import Api
 
-        self.stream_class: type[Stream] = Stream
         self.api = Api(config)
         self.buffer: collections.deque[SourceRecord] = collections.deque()
         self.failures = 0
@@ -154,7 +153,9 @@ class TwitterSourceTask(SourceTask):
         stream = self.stream
         if stream is None:
             self.rule_values = self.api.sync_rules(self.config.rules, self.tag)
-            stream = self.stream = self.stream_class(self.config)
+            from connectors.twitter.api import Stream  # loaded with Api in start()
+
+            stream = self.stream = Stream(self.config)
             self.stream_thread = stream.open()
         if stream.fatal is not None:
             raise stream.fatal
