@@ -9,6 +9,7 @@ refused credentials: retrying cannot help, the task fails saying which key to fi
 
 from __future__ import annotations
 
+import io
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -45,6 +46,19 @@ _CREDENTIAL_CODES = frozenset(
 )
 
 
+def _send_body_whole(request: Any, **kwargs: Any) -> None:
+    """botocore turns a bytes body into a file object (so a retry can rewind it), then
+    hashes it 1 MB and sends it 128 KB at a time: a GIL hand-over at every step, each up to
+    the switch interval long beside a busy task thread. Given back as the bytes (a
+    BytesIO's getvalue() does not copy), the body is hashed and sent in one call each. Our
+    retries build the request again, so nothing needs rewinding. On its own a 7.5 MB
+    put_object to moto took 27 ms either way; beside a thread decoding JSON, 70 ms as a file
+    object and 31 ms as bytes."""
+    body = getattr(request, "data", None)
+    if type(body) is io.BytesIO:
+        request.data = body.getvalue()
+
+
 class Store:
     def __init__(self, config: S3SinkConfig) -> None:
         self.config = config
@@ -69,6 +83,9 @@ class Store:
                 response_checksum_validation="when_required",
             ),
         )
+        # Before signing: the payload's hash is computed while signing.
+        self.client.meta.events.register("before-sign.s3.PutObject", _send_body_whole)
+        self.client.meta.events.register("before-sign.s3.UploadPart", _send_body_whole)
         where = f" at {config.store_url}" if config.store_url else f" in {config.s3_region}"
         self.where = f"bucket {self.bucket}{where}"
 
