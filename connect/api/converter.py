@@ -73,6 +73,16 @@ class Converter(ABC):
         converted = [self.to_connect_data(topic, d) for d in data]
         return ConvertedBatch([c.schema for c in converted], [c.value for c in converted])
 
+    def are_json_documents(self, topic: str, data: Sequence[bytes | None]) -> bool:
+        """Whether ``to_connect_data`` reads each of ``data`` as a JSON document without a
+        schema, the value being the decoded document itself, never null; the default says
+        no. Only a converter of schemaless JSON can say yes, having checked that each is
+        valid JSON (RFC 8259) in UTF-8 without decoding it: the worker then hands sinks that
+        copy JSON the texts themselves (``connect.api.sink_batch``) and decodes a value only
+        if something reads it, so a True here must mean ``to_connect_batch`` of the same data
+        succeeds."""
+        return False
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources; called when the task stops."""
 

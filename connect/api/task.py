@@ -196,6 +196,18 @@ class SinkTask(Task):
         """Write (or buffer) these records. Raise ``RetriableException`` to get the same
         batch again after ``context.timeout`` ms."""
 
+    def accepts_json_runs(self) -> bool:
+        """Whether ``put`` can take values as the JSON text that was consumed (asked once,
+        after ``start``; the default says no).
+
+        When True, no transformation is configured and the value converter reads
+        schemaless JSON, the worker hands ``put`` a ``SinkRecordBatch`` for each poll
+        whose values are all JSON documents: ``records.json_runs`` holds the texts, and
+        the records are made (values decoded) only if read. Other polls still come as
+        plain lists of records, so ``put`` takes both (``connect.api.sink_batch``).
+        """
+        return False
+
     def flush(self, current_offsets: Mapping[TopicPartition, int]) -> None:
         """Make everything ``put`` so far durable; ``current_offsets`` are the next offsets
         to read per partition."""

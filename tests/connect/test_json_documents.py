@@ -1,0 +1,148 @@
+"""``JsonConverter.are_json_documents``, the check behind JSON runs, and ``SinkRecordBatch``.
+
+The check's contract: True only when ``to_connect_batch`` of the same values succeeds and
+gives schemaless, non-null values; so whatever bytes come, a True is never followed by a
+failed decode. Checked on generated JSON documents, on arbitrary bytes, and on the cases
+orjson, msgspec and Jackson disagree about.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from connect.api import JsonRun, SinkRecord, SinkRecordBatch
+from connect.converters.json import JsonConverter
+
+
+def schemaless() -> JsonConverter:
+    c = JsonConverter()
+    c.configure({"schemas.enable": "false"}, False)
+    return c
+
+
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+_documents = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner, max_size=5),
+    max_leaves=20,
+).filter(lambda d: d is not None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_documents, min_size=1, max_size=8), st.sampled_from([0, 2]))
+def test_json_documents_pass_and_decode_to_what_the_converter_reads(docs: list[Any], indent: int) -> None:
+    c = schemaless()
+    # As orjson writes them, and as Python's json module writes them (spaces, line breaks,
+    # \\u escapes): texts differ, documents do not.
+    for texts in (
+        [orjson.dumps(d) for d in docs],
+        [json.dumps(d, indent=indent or None).encode() for d in docs],
+    ):
+        assert c.are_json_documents("t", texts)
+        batch = c.to_connect_batch("t", texts)
+        assert list(batch.schemas) == [None] * len(docs)
+        assert [orjson.dumps(v) for v in batch.values] == [orjson.dumps(d) for d in docs]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.binary(max_size=40) | st.sampled_from([b"{}", b"[]", b'"x"', b"1", b"null"]), min_size=1))
+def test_whatever_passes_the_converter_reads_as_non_null_values(data: list[bytes]) -> None:
+    c = schemaless()
+    if c.are_json_documents("t", data):
+        batch = c.to_connect_batch("t", data)
+        assert all(v is not None for v in batch.values)
+        assert batch.values == [c.to_connect_data("t", d).value for d in data]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"",  # an empty record: null to the converter
+        b"null",
+        b"  null\n",
+        b'{"a":1',  # truncated
+        b'{"a":1}{"b":2}',  # two documents
+        b'{"a":1} x',  # trailing bytes
+        b"{'a':1}",  # not JSON quoting
+        b'{"a":NaN}',  # Jackson's extension, not JSON
+        b'{"a":"\xff"}',  # not UTF-8
+        b'{"a":"\xed\xa0\x80"}',  # an encoded surrogate: not UTF-8 either
+        b'{"a":"\\ud800"}',  # a lone surrogate escape: left to the careful path
+        b'{"a":"tab\there"}',  # a raw control character inside a string
+        b"[" * 5000 + b"]" * 5000,  # deeper than anything decodes
+    ],
+)
+def test_what_is_not_a_non_null_json_document_does_not_pass(text: bytes) -> None:
+    assert not schemaless().are_json_documents("t", [b'{"ok":1}', text])
+
+
+def test_none_and_schemas_do_not_pass() -> None:
+    assert not schemaless().are_json_documents("t", [b"{}", None])
+    with_schemas = JsonConverter()
+    with_schemas.configure({}, False)
+    assert not with_schemas.are_json_documents("t", [b'{"schema":null,"payload":{}}'])
+
+
+def test_numbers_beyond_a_double_pass_and_decode_as_the_converter_decodes_them() -> None:
+    c = schemaless()
+    texts = [b'{"big":123456789012345678901234567890}', b"[1e400]"]
+    assert c.are_json_documents("t", texts)
+    assert c.to_connect_batch("t", texts).values == [c.to_connect_data("t", t).value for t in texts]
+
+
+# -- SinkRecordBatch -----------------------------------------------------------------------
+
+
+def _batch(made: list[int]) -> SinkRecordBatch:
+    runs = [("t", 0, [5, 6, 9], [b"1", b"2", b"3"]), ("t", 1, [0, 1], [b"4", b"5"])]
+
+    def make() -> list[SinkRecord]:
+        made.append(1)
+        return [
+            SinkRecord("t", p, None, None, None, int(text), kafka_offset=o)
+            for _, p, offsets, texts in runs
+            for o, text in zip(offsets, texts, strict=True)
+        ]
+
+    return SinkRecordBatch(runs, make)
+
+
+def test_a_batch_makes_its_records_once_and_only_when_one_is_read() -> None:
+    made: list[int] = []
+    batch = _batch(made)
+    assert len(batch) == 5 and bool(batch)
+    assert [len(r) for r in batch.json_runs] == [3, 2]
+    assert [list(r.offsets) for r in batch.json_runs] == [[5, 6, 9], [0, 1]]
+    assert not batch.records_made and made == []
+    assert [r.value for r in batch] == [1, 2, 3, 4, 5]
+    assert batch[3].kafka_offset == 0 and batch[-1].value == 5
+    assert [r.value for r in batch.json_runs[1].records] == [4, 5]
+    assert [r.kafka_offset for r in batch.json_runs[0].records] == [5, 6, 9]
+    assert made == [1]
+
+
+def test_a_batch_refuses_runs_that_do_not_add_up() -> None:
+    with pytest.raises(ValueError, match="2 offsets and 1 texts"):
+        SinkRecordBatch([("t", 0, [1, 2], [b"{}"])], list)
+    batch = SinkRecordBatch([("t", 0, [1], [b"{}"])], list)
+    with pytest.raises(RuntimeError, match="0 records were made for a batch of 1"):
+        batch[0]
+
+
+def test_a_run_says_where_it_is() -> None:
+    run = _batch([]).json_runs[0]
+    assert isinstance(run, JsonRun)
+    assert (run.topic, run.partition) == ("t", 0)
+    assert repr(run) == "JsonRun(t-0, 3 records from offset 5)"
