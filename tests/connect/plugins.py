@@ -27,6 +27,7 @@ from connect.api import (
     SecretStr,
     SinkConnector,
     SinkRecord,
+    SinkRecordBatch,
     SinkTask,
     SourceConnector,
     SourceRecord,
@@ -42,11 +43,18 @@ COMMITTED: dict[str, list[tuple[SourceRecord, RecordMetadata | None]]] = default
 BATCHES: dict[str, list[int]] = defaultdict(list)
 SINGLES: dict[str, int] = defaultdict(int)
 EVENTS: dict[str, list[str]] = defaultdict(list)
+# JsonRunsSinkTask: per connector, what each put() was given, in order: ("runs", [(topic,
+# partition, offsets, texts), ...]) for a batch of JSON runs, ("records", [record, ...]) else.
+# With read.records=true the records of a batch of runs are read too, into RUN_RECORDS.
+PUTS: dict[str, list[tuple[str, list[Any]]]] = defaultdict(list)
+RUN_RECORDS: dict[str, list[SinkRecord]] = defaultdict(list)
 
 
 def reset() -> None:
     with _lock:
         PUT.clear()
+        PUTS.clear()
+        RUN_RECORDS.clear()
         COMMITTED.clear()
         EVENTS.clear()
 
@@ -144,6 +152,42 @@ class RecordingSinkTask(SinkTask):
 
     def stop(self) -> None:
         event(self.name, "stop")
+
+
+class JsonRunsSinkConnector(RecordingSinkConnector):
+    def task_class(self) -> type[Task]:
+        return JsonRunsSinkTask
+
+
+class JsonRunsSinkTask(SinkTask):
+    """Takes JSON runs (unless json.runs=false) and keeps what each put() was given."""
+
+    def version(self) -> str:
+        return "test"
+
+    def start(self, props: dict[str, str]) -> None:
+        self.name = props["name"]
+        self.accepts = props.get("json.runs", "true") == "true"
+        self.read_records = props.get("read.records") == "true"
+
+    def accepts_json_runs(self) -> bool:
+        return self.accepts
+
+    def put(self, records: Collection[SinkRecord]) -> None:
+        if not records:
+            return
+        if isinstance(records, SinkRecordBatch):
+            runs = [(r.topic, r.partition, list(r.offsets), list(r.texts)) for r in records.json_runs]
+            made = list(records) if self.read_records else []
+            with _lock:
+                PUTS[self.name].append(("runs", runs))
+                RUN_RECORDS[self.name].extend(made)
+            return
+        with _lock:
+            PUTS[self.name].append(("records", list(records)))
+
+    def stop(self) -> None:
+        pass
 
 
 class CountingSourceConnector(SourceConnector):
