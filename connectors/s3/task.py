@@ -13,6 +13,7 @@ from connect.api import (
     DataException,
     RetriableException,
     SinkRecord,
+    SinkRecordBatch,
     SinkTask,
     TopicPartition,
 )
@@ -108,6 +109,11 @@ class S3SinkTask(SinkTask):
             )
             self.context.offset(resume)
 
+    def accepts_json_runs(self) -> bool:
+        return PartitionWriter.takes_json_runs(
+            self.config, self.format, self.partitioner, needs_timestamp(self.partitioner)
+        )
+
     def close(self, partitions: Collection[TopicPartition]) -> None:
         for tp in partitions:
             writer = self.writers.pop(tp, None)
@@ -121,6 +127,11 @@ class S3SinkTask(SinkTask):
         try:
             for writer in self.writers.values():
                 writer.tick(now)
+            if isinstance(records, SinkRecordBatch):  # values as JSON text (accepts_json_runs)
+                for run in records.json_runs:
+                    self._writer(run.topic, run.partition).write_run(run, now)
+                self.retries = 0
+                return
             batch = records if isinstance(records, list) else list(records)
             i, n = 0, len(batch)
             while i < n:  # records come in runs of one partition: each run to its writer at once
@@ -133,11 +144,7 @@ class S3SinkTask(SinkTask):
                     and batch[j].original_topic == topic
                 ):
                     j += 1
-                tp = TopicPartition(topic, partition or 0)
-                owner = self.writers.get(tp)
-                if owner is None:
-                    raise ConnectException(f"A record of {tp}, which is not assigned to this task")
-                owner.write_many(batch[i:j], now)
+                self._writer(topic, partition or 0).write_many(batch[i:j], now)
                 i = j
         except TransientStoreError as exc:
             self.retries += 1
@@ -145,6 +152,13 @@ class S3SinkTask(SinkTask):
             self.context.timeout(int(wait * 1000))
             raise RetriableException(str(exc), retry_after=wait) from None
         self.retries = 0
+
+    def _writer(self, topic: str, partition: int) -> PartitionWriter:
+        tp = TopicPartition(topic, partition)
+        owner = self.writers.get(tp)
+        if owner is None:
+            raise ConnectException(f"A record of {tp}, which is not assigned to this task")
+        return owner
 
     def pre_commit(self, current_offsets: Mapping[TopicPartition, int]) -> Mapping[TopicPartition, int]:
         out = {}

@@ -16,6 +16,10 @@ queued); a third waits for the first to finish. A rotation whose upload fails
 transiently stays at the head of the queue and is tried again by the next call, which
 raises ``TransientStoreError`` meanwhile; the records the framework hands over again
 (put() is retried with the same batch) are recognised by offset and skipped.
+
+With the default partitioner, no record time and JSON lines, a run of records may come as
+their values' JSON texts (``write_run``): the texts become the object's lines as they are,
+with no SinkRecord made, decoded or encoded, which is most of the work per record.
 """
 
 from __future__ import annotations
@@ -24,13 +28,14 @@ import contextlib
 import contextvars
 import datetime as dt
 import logging
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from connect.api import DataException, SinkRecord, TopicPartition
+from connect.api import DataException, JsonRun, SinkRecord, TopicPartition
 from connectors.s3.config import S3SinkConfig
 from connectors.s3.errors import TransientStoreError
 from connectors.s3.formats import Finished, Format, ObjectFile
@@ -111,6 +116,20 @@ class PartitionWriter:
             partitioner.encode_partition(_probe(tp), None)
             if isinstance(partitioner, DefaultPartitioner)
             else None
+        )
+
+    @staticmethod
+    def takes_json_runs(
+        config: S3SinkConfig, fmt: Format, partitioner: Partitioner, needs_time: bool
+    ) -> bool:
+        """Whether writers of this configuration can take values as JSON text (``write_run``):
+        every record goes to one directory, no record's time is read, and the format copies
+        JSON text."""
+        return (
+            fmt.copies_json_text
+            and isinstance(partitioner, DefaultPartitioner)
+            and not needs_time
+            and config.rotate_interval_ms <= 0
         )
 
     def resume_at(self, offset: int) -> None:
@@ -194,6 +213,42 @@ class PartitionWriter:
             self.next_offset = self.range_end + 1
             self.count += len(chunk)
             i += len(chunk)
+            if self.count >= flush_size:
+                self.rotate()
+
+    def write_run(self, run: JsonRun, now_ms: int) -> None:
+        """Take a run of this partition's records as their values' JSON texts, with the
+        outcome ``write_many`` would have (only where ``takes_json_runs``). A text the
+        format cannot copy (one spanning lines) is written as its record."""
+        offsets, texts = run.offsets, run.texts
+        directory = self.fixed_directory
+        assert directory is not None and not self.needs_time
+        flush_size = self.config.flush_size
+        i, n = 0, len(texts)
+        if self.next_offset is not None and offsets[0] < self.next_offset:
+            i = bisect_left(offsets, self.next_offset)  # handed over again after a retried put()
+        while i < n:
+            if len(self.rotations) >= MAX_QUEUED_ROTATIONS:
+                self.flush_pending(wait=True)
+            target = self.open.get(directory)
+            file = target.file if target is not None else self.fmt.open()
+            took = file.extend_texts(texts[i : i + min(n - i, flush_size - self.count)])
+            if not took:
+                if target is None:
+                    file.discard()
+                self.write(run.records[i], now_ms)  # the records are made for it
+                i += 1
+                continue
+            if target is None:
+                key = self.naming.key(self.tp.topic, directory, self.tp.partition, offsets[i])
+                self.open[directory] = _Open(key, offsets[i], file)
+            if self.range_start is None:
+                self.range_start = offsets[i]
+                self.scheduled = self._next_boundary(now_ms)
+            self.range_end = offsets[i + took - 1]
+            self.next_offset = self.range_end + 1
+            self.count += took
+            i += took
             if self.count >= flush_size:
                 self.rotate()
 

@@ -24,6 +24,7 @@ from tests.connectors.s3.test_sink import (  # noqa: F401 - collected here, agai
     test_default_partitioner_json_lines_rotated_by_size,
     test_field_partitioner_parquet_with_schemas,
     test_hourly_partitions_by_record_field_rotating_on_record_time,
+    test_json_values_are_written_as_their_text_and_values_spanning_lines_compacted,
     test_large_objects_go_up_in_parts,
     test_objects_by_partition_path_hold_each_record_once,
     test_records_a_format_cannot_write_go_to_the_dead_letter_queue,

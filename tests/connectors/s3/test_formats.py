@@ -138,3 +138,39 @@ def test_an_object_of_refused_records_has_nothing_to_upload() -> None:
     out = fmt().open()
     done = out.finish()
     assert (done.rows, done.size) == (0, 0)
+
+
+def test_json_texts_become_lines_as_they_are_mixed_with_encoded_records() -> None:
+    f = fmt()
+    assert f.copies_json_text
+    out = f.open()
+    out.append(rec({"a": 1}))
+    assert out.extend_texts([b'{ "b" : 2 }', b"[1.5e2]", '"é"'.encode()]) == 3
+    assert out.extend([rec({"c": 3}, 4)])
+    done = out.finish()
+    assert done.rows == 5
+    assert content(done) == b'{"a":1}\n{ "b" : 2 }\n[1.5e2]\n"\xc3\xa9"\n{"c":3}\n'
+
+
+@pytest.mark.parametrize("bad", [b'{\n"b":2}', b'{"b":2}\r', b'{"b":\r\n2}'])
+def test_json_texts_are_taken_up_to_one_spanning_lines(bad: bytes) -> None:
+    out = fmt().open()
+    assert out.extend_texts([b'{"a":1}']) == 1
+    assert out.extend_texts([b'{"ok":true}', bad, b'{"ok":false}']) == 1
+    assert out.extend_texts([bad, b'{"ok":false}']) == 0
+    assert out.extend_texts([]) == 0
+    done = out.finish()
+    assert done.rows == 2
+    assert content(done) == b'{"a":1}\n{"ok":true}\n'
+
+
+def test_gzipped_json_texts_and_formats_that_do_not_copy_json() -> None:
+    out = fmt(**{"s3.compression.type": "gzip"}).open()
+    assert out.extend_texts([b'{"a":1}', b'{"b":2}']) == 2
+    assert gzip.decompress(content(out.finish())) == b'{"a":1}\n{"b":2}\n'
+    for other in (
+        fmt(**{"format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat"}),
+        fmt(**{"format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat"}),
+    ):
+        assert not other.copies_json_text
+        assert other.open().extend_texts([b'{"a":1}']) == 0

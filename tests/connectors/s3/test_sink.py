@@ -108,6 +108,25 @@ def test_default_partitioner_json_lines_rotated_by_size(
     }
 
 
+def test_json_values_are_written_as_their_text_and_values_spanning_lines_compacted(
+    connect: EmbeddedConnect, s3_server: MotoS3Server, bucket: str, s3: Any
+) -> None:
+    # JSON in, JSON lines out: each value is copied as the text the producer wrote (the
+    # worker checks it is JSON without decoding it); a value over several lines cannot be
+    # a line of its own, so it is decoded and written compact.
+    topic, name = unique("texts"), unique("s3")
+    texts = [b'{"id": 0, "note": "spaced out"}', b'{\n  "id": 1\n}', b'{"id":2,"n":1.5e2}', b"[3]"] * 5
+    produce(connect, topic, [(0, None, t) for t in texts])
+    connect.create_connector(name, sink_config(s3_server.url, bucket, topic))
+    connect.wait_for(lambda: committed(connect, name) == {0: 20}, 30, "two objects")
+    found = objects(s3, bucket)
+    lines = [t if b"\n" not in t else orjson.dumps(orjson.loads(t)) for t in texts]
+    assert found == {
+        f"topics/{topic}/partition=0/{topic}+0+0000000000.json": b"".join(x + b"\n" for x in lines[:10]),
+        f"topics/{topic}/partition=0/{topic}+0+0000000010.json": b"".join(x + b"\n" for x in lines[10:]),
+    }
+
+
 def test_field_partitioner_parquet_with_schemas(
     connect: EmbeddedConnect, s3_server: MotoS3Server, bucket: str, s3: Any
 ) -> None:
