@@ -11,6 +11,13 @@ So the bucket itself says how far a topic partition got:
 - if the head (start offset S) exists, the rotation is complete: resume at E + 1;
 - otherwise the crash came mid-rotation: resume at S, and the objects written again
   (the same records cut the same way) replace the ones already there.
+
+A partition's rotations upload two at a time, so the newest may land before the one
+before it, which then may never land (a crash, a revoked partition, an upload that kept
+failing). An object whose upload began while the rotation before it was not yet in S3
+names that rotation's start P in its metadata; if no object starts at P, that rotation is
+missing and the partition resumes at P. Only the newest can lack its predecessor: a
+rotation's upload begins only once every rotation two or more before it is in S3.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from dataclasses import dataclass
 RANGE_START = "sluiceway-range-start"
 RANGE_END = "sluiceway-range-end"
 RECORDS = "sluiceway-records"
+PREVIOUS_START = "sluiceway-previous-start"
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,9 @@ def resume_offset(objects: dict[int, str], metadata: Callable[[str], dict[str, s
     meta = metadata(newest)
     try:
         start, end = int(meta[RANGE_START]), int(meta[RANGE_END])
+        previous = int(meta[PREVIOUS_START]) if PREVIOUS_START in meta else None
     except (KeyError, ValueError):
         return None
+    if previous is not None and previous not in objects:
+        return previous  # the rotation before the newest never landed
     return end + 1 if start in objects else start

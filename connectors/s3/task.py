@@ -28,7 +28,7 @@ from connectors.s3.partitioners import (
     make_timestamp_extractor,
     needs_timestamp,
 )
-from connectors.s3.writer import PartitionWriter
+from connectors.s3.writer import UPLOADS_IN_FLIGHT, PartitionWriter
 
 log = logging.getLogger(__name__)
 
@@ -65,9 +65,9 @@ class S3SinkTask(SinkTask):
         self.store = Store(config)
         self.store.check_bucket()
         self.writers: dict[TopicPartition, PartitionWriter] = {}
-        # One upload thread: the bucket receives a task's rotations one at a time, in order,
-        # while the task thread goes on with the next records.
-        self.uploads = ThreadPoolExecutor(1, thread_name_prefix="s3-upload")
+        # The task's upload threads: a partition's rotations go up two at a time (one of them
+        # the oldest not yet in S3) while the task thread goes on with the next records.
+        self.uploads = ThreadPoolExecutor(UPLOADS_IN_FLIGHT, thread_name_prefix="s3-upload")
         self.retries = 0  # consecutive put() calls that asked to be retried
         log.info("S3 sink writing %s objects to %s", config.format, self.store.where)
 

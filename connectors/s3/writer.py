@@ -7,15 +7,16 @@ arrived, when a record's time is ``rotate.interval.ms`` past the first one's, or
 rotation's offset range in their metadata, the head object last (``objects`` says why).
 Only then does ``committed`` move: consumer offsets never pass what is in S3.
 
-Uploads run on the task's upload thread while the task goes on reading, so consuming,
-converting and formatting the next rotation overlap with sending the last one (boto3
-waits on the network without the GIL). Rotations upload strictly one after the other, in
-offset order: a later rotation in the bucket with an earlier one missing would make
-recovery skip the missing records. At most two rotations wait (one uploading, one
-queued); a third waits for the first to finish. A rotation whose upload fails
-transiently stays at the head of the queue and is tried again by the next call, which
-raises ``TransientStoreError`` meanwhile; the records the framework hands over again
-(put() is retried with the same batch) are recognised by offset and skipped.
+Uploads run on the task's upload threads while the task goes on reading, so consuming,
+converting and formatting the next rotation overlap with sending the last ones (boto3
+waits on the network without the GIL). A partition's two oldest closed rotations upload at
+once, so the server works on one while the next one's bytes arrive; a third waits for
+the first to be in S3. The second may land first: it then names the first in its
+metadata, and recovery goes back to the first if it is missing (``objects``). Consumer
+offsets move in offset order only. A rotation whose upload fails transiently stays in the
+queue and is tried again by the next call, which raises ``TransientStoreError``
+meanwhile; the records the framework hands over again (put() is retried with the same
+batch) are recognised by offset and skipped.
 
 With the default partitioner, no record time and JSON lines, a run of records may come as
 their values' JSON texts (``write_run``): the texts become the object's lines as they are,
@@ -27,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import datetime as dt
+import itertools
 import logging
 from bisect import bisect_left
 from collections import deque
@@ -39,7 +41,7 @@ from connect.api import DataException, JsonRun, SinkRecord, TopicPartition
 from connectors.s3.config import S3SinkConfig
 from connectors.s3.errors import TransientStoreError
 from connectors.s3.formats import Finished, Format, ObjectFile
-from connectors.s3.objects import RANGE_END, RANGE_START, RECORDS, Naming
+from connectors.s3.objects import PREVIOUS_START, RANGE_END, RANGE_START, RECORDS, Naming
 from connectors.s3.partitioners import (
     DefaultPartitioner,
     Partitioner,
@@ -71,10 +73,15 @@ class _Rotation:
     finished: dict[str, Finished] = field(default_factory=dict)
     uploaded: set[str] = field(default_factory=set)  # touched by the upload thread only while it runs
     upload: Future[None] | None = None  # the upload in flight (or finished, not yet collected)
+    # The start of the rotation before it when that one was not yet in S3 as its upload began.
+    previous: int | None = None
 
 
-# A rotation uploading and one queued behind it; the next one waits (bounded memory).
+# Closed rotations not yet all in S3, per partition: both upload at once; a third waits for
+# the first to be in S3 (bounded memory, and at most one rotation the bucket may lack
+# behind one it has: see objects).
 MAX_QUEUED_ROTATIONS = 2
+UPLOADS_IN_FLIGHT = MAX_QUEUED_ROTATIONS
 
 
 class PartitionWriter:
@@ -281,13 +288,15 @@ class PartitionWriter:
         self.flush_pending()
 
     def flush_pending(self, wait: bool = False) -> None:
-        """Collect finished uploads in order (moving ``committed``) and start the next one.
-        With ``wait``, block until the oldest rotation is in S3. Raises ``TransientStoreError``
-        when an upload failed; that rotation is uploaded again by the next call."""
+        """Start the uploads of the oldest rotations and collect finished ones in order
+        (moving ``committed``). With ``wait``, block until the oldest rotation is in S3.
+        Raises ``TransientStoreError`` when the oldest one's upload failed; it is uploaded
+        again by the next call."""
         while self.rotations:
+            for rotation in itertools.islice(self.rotations, UPLOADS_IN_FLIGHT):
+                if rotation.upload is None:
+                    self._start_upload(rotation)
             head = self.rotations[0]
-            if head.upload is None:
-                self._start_upload(head)
             assert head.upload is not None
             if not (wait or head.upload.done()):
                 return
@@ -311,6 +320,10 @@ class PartitionWriter:
                 done = rotation.finished[obj.key] = obj.file.finish()
                 for record, reason in done.rejected:
                     self.report(record, reason)
+        # Uploading beside the one before it, it may land first: its objects name that one,
+        # so that recovery goes back to it should it never land (objects.resume_offset).
+        before = self.rotations[0] if rotation is not self.rotations[0] else None
+        rotation.previous = before.start if before is not None and _has_head(before) else None
         # In a copy of this thread's context, so the upload's log lines carry [connector|task-N].
         rotation.upload = self.uploads.submit(contextvars.copy_context().run, self._upload, rotation)
 
@@ -319,6 +332,8 @@ class PartitionWriter:
         rotation's first record) last: its presence in the bucket says the whole rotation is there."""
         order = sorted(rotation.objects, key=lambda o: (o.start == rotation.start, o.start))
         metadata = {RANGE_START: str(rotation.start), RANGE_END: str(rotation.end)}
+        if rotation.previous is not None:
+            metadata[PREVIOUS_START] = str(rotation.previous)
         for obj in order:
             if obj.key in rotation.uploaded:
                 continue
@@ -361,6 +376,11 @@ class PartitionWriter:
             return None
         # The partitioner's flooring: the same wall-time periods, DST changes included.
         return floor_timestamp(now_ms, interval, self.tz) + interval
+
+
+def _has_head(rotation: _Rotation) -> bool:
+    """Whether the rotation's head object is one to upload (it holds a record)."""
+    return any(o.start == rotation.start and rotation.finished[o.key].rows for o in rotation.objects)
 
 
 def _probe(tp: TopicPartition) -> SinkRecord:

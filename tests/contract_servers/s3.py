@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, NamedTuple, Self, cast
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 from xml.sax.saxutils import escape
 
 import boto3
@@ -527,10 +527,13 @@ class _Rule:
     message: str
     methods: frozenset[str] | None
     operations: frozenset[str] | None
+    key: str | None = None  # a part of the request's path (unquoted), e.g. an object's name
 
-    def matches(self, method: str, operation: str) -> bool:
-        return (self.methods is None or method in self.methods) and (
-            self.operations is None or operation in self.operations
+    def matches(self, method: str, operation: str, path: str) -> bool:
+        return (
+            (self.methods is None or method in self.methods)
+            and (self.operations is None or operation in self.operations)
+            and (self.key is None or self.key in unquote(path))
         )
 
 
@@ -578,7 +581,7 @@ class _ProxyHandler(ContractHandler):
         proxy = self._server.proxy
         method, target = self.command, self.path
         operation = classify(method, target, self.headers)
-        rule = proxy._take_rule(method, operation)
+        rule = proxy._take_rule(method, operation, target)
         self._pending: Observation | None = Observation(method, operation, target, _DROPPED)
         try:
             if rule is not None and rule.drop:
@@ -784,13 +787,15 @@ class S3FaultProxy(BackgroundServer):
         *,
         methods: str | Iterable[str] | None = None,
         operation: str | Iterable[str] | None = None,
+        key: str | None = None,
     ) -> None:
         """The next ``n`` matching requests get ``status`` with S3's XML error body, from the
         proxy (they never reach the target). ``code`` defaults by status (503 ``SlowDown``,
-        500 ``InternalError``, 403 ``AccessDenied``...), ``message`` by code."""
+        500 ``InternalError``, 403 ``AccessDenied``...), ``message`` by code. ``key``
+        matches requests whose path holds it (an object's name, say)."""
         if code is None:
             code = _DEFAULT_CODES.get(status, "InternalError" if status >= 500 else "BadRequest")
-        self._add_rule(n, False, status, code, message or _MESSAGES.get(code, code), methods, operation)
+        self._add_rule(n, False, status, code, message or _MESSAGES.get(code, code), methods, operation, key)
 
     def drop_next(
         self,
@@ -798,9 +803,10 @@ class S3FaultProxy(BackgroundServer):
         *,
         methods: str | Iterable[str] | None = None,
         operation: str | Iterable[str] | None = None,
+        key: str | None = None,
     ) -> None:
         """The next ``n`` matching requests get no answer: their connection is closed."""
-        self._add_rule(n, True, _DROPPED, "", "", methods, operation)
+        self._add_rule(n, True, _DROPPED, "", "", methods, operation, key)
 
     def _add_rule(
         self,
@@ -811,6 +817,7 @@ class S3FaultProxy(BackgroundServer):
         message: str,
         methods: str | Iterable[str] | None,
         operation: str | Iterable[str] | None,
+        key: str | None = None,
     ) -> None:
         operations = _names(operation)
         unknown = sorted((operations or frozenset()) - OPERATIONS)
@@ -819,7 +826,7 @@ class S3FaultProxy(BackgroundServer):
             raise ValueError(f"unknown S3 operation(s) {unknown}; known: {sorted(OPERATIONS)}")
         if n <= 0:
             return
-        rule = _Rule(n, drop, status, code, message, _names(methods, upper=True), operations)
+        rule = _Rule(n, drop, status, code, message, _names(methods, upper=True), operations, key)
         with self._lock:
             self._rules.append(rule)
 
@@ -838,10 +845,10 @@ class S3FaultProxy(BackgroundServer):
         with self._lock:
             return sum(rule.remaining for rule in self._rules)
 
-    def _take_rule(self, method: str, operation: str) -> _Rule | None:
+    def _take_rule(self, method: str, operation: str, path: str) -> _Rule | None:
         with self._lock:
             for rule in self._rules:
-                if rule.matches(method, operation):
+                if rule.matches(method, operation, path):
                     rule.remaining -= 1
                     if rule.remaining == 0:
                         self._rules.remove(rule)

@@ -353,6 +353,17 @@ def test_injected_error_on_head_has_only_a_status(client: Any, bucket: str, prox
     assert error_of(excinfo) == ("503", 503)
 
 
+def test_injected_errors_can_target_one_key(client: Any, bucket: str, proxy: S3FaultProxy) -> None:
+    proxy.fail_next(2, operation="PutObject", key="orders+0+0000000000.json")
+    client.put_object(Bucket=bucket, Key="t/orders+0+0000000010.json", Body=b"b")  # another key
+    for _ in range(2):
+        with pytest.raises(ClientError) as excinfo:
+            client.put_object(Bucket=bucket, Key="t/orders+0+0000000000.json", Body=b"a")
+        assert error_of(excinfo) == ("SlowDown", 503)
+    client.put_object(Bucket=bucket, Key="t/orders+0+0000000000.json", Body=b"a")
+    assert proxy.pending_faults == 0
+
+
 def test_injected_error_after_a_large_body(client: Any, bucket: str, proxy: S3FaultProxy) -> None:
     """The proxy reads the whole body (sent after ``Expect: 100-continue``) before answering,
     so the client gets the status, not a broken pipe."""

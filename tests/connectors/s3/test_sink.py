@@ -12,7 +12,6 @@ import time
 import zoneinfo
 from collections import defaultdict
 from typing import Any
-from urllib.parse import unquote
 
 import orjson
 import pyarrow.parquet as pq
@@ -101,6 +100,8 @@ def test_default_partitioner_json_lines_rotated_by_size(
     time.sleep(1.0)
     assert committed(connect, name) == {0: 20, 1: 20}
     head = s3.head_object(Bucket=bucket, Key=f"topics/{topic}/partition=0/{topic}+0+0000000010.json")
+    # Uploaded beside the rotation before it (if that one was not in S3 yet), it names it.
+    assert head["Metadata"].pop("sluiceway-previous-start", "0") == "0"
     assert head["Metadata"] == {
         "sluiceway-range-start": "10",
         "sluiceway-range-end": "19",
@@ -315,21 +316,32 @@ def test_throttling_5xx_and_dropped_connections_are_retried(
     assert connect.status(name)["tasks"][0]["state"] == "RUNNING"
 
 
-def test_rotations_reach_the_bucket_in_offset_order_when_uploads_fail(
+def test_a_rotation_that_lands_before_the_one_ahead_of_it_names_it_and_recovery_goes_back(
     connect: EmbeddedConnect, bucket: str, s3: Any, proxy: S3FaultProxy
 ) -> None:
-    # Uploads run beside the task thread; a later rotation in the bucket with an earlier one
-    # missing would make recovery skip the earlier one's records, so they go strictly in order.
-    topic, name = unique("ordered"), unique("s3")
-    produce(connect, topic, [(0, None, orjson.dumps({"i": i})) for i in range(60)])
-    proxy.fail_next(4, status=503, code="SlowDown", operation="PutObject")
-    connect.create_connector(name, sink_config(proxy.url, bucket, topic, **{"s3.part.retries": "0"}))
-    connect.wait_for(lambda: committed(connect, name) == {0: 60}, 60, "six objects despite the faults")
-    stored = [o.path for o in proxy.observations if o.operation == "PutObject" and o.status == 200]
-    offsets = [int(unquote(path).rsplit("+", 1)[1].split(".")[0]) for path in stored]
-    assert offsets == [0, 10, 20, 30, 40, 50]
+    # A partition's two oldest rotations upload at once. Here the first can never land and
+    # the second does: nothing may be committed past the first, and a new owner of the
+    # partition, reading the bucket, must start over at the first, not after the second.
+    topic, first = unique("overtaken"), unique("s3")
+    produce(connect, topic, [(0, None, orjson.dumps({"i": i})) for i in range(20)])
+    keys = [f"topics/{topic}/partition=0/{topic}+0+{start:010d}.json" for start in (0, 10)]
+    proxy.fail_next(100_000, operation="PutObject", key=keys[0].rsplit("/", 1)[1])
+    connect.create_connector(first, sink_config(proxy.url, bucket, topic, **{"s3.part.retries": "0"}))
+    connect.wait_for(lambda: keys[1] in objects(s3, bucket), 30, "the second rotation, past the first")
+    assert s3.head_object(Bucket=bucket, Key=keys[1])["Metadata"]["sluiceway-previous-start"] == "0"
+    time.sleep(1.0)  # two offset flush intervals
+    assert committed(connect, first) == {}
+    assert connect.status(first)["tasks"][0]["state"] == "RUNNING"
+    assert connect.request("DELETE", f"/connectors/{first}").status_code == 204
+    assert list(objects(s3, bucket)) == [keys[1]]
+
+    proxy.clear_faults()
+    second = unique("s3")  # a new consumer group: only the bucket says where to start
+    connect.create_connector(second, sink_config(proxy.url, bucket, topic))
+    connect.wait_for(lambda: committed(connect, second) == {0: 20}, 30, "both rotations")
     found = objects(s3, bucket)
-    assert sorted(r["i"] for data in found.values() for r in json_lines(data)) == list(range(60))
+    assert sorted(found) == keys
+    assert [r["i"] for key in keys for r in json_lines(found[key])] == list(range(20))
 
 
 def test_an_unreachable_store_keeps_the_task_running_and_commits_nothing_new(
