@@ -239,7 +239,8 @@ def run_sink(
             raise RuntimeError("every rotation landed at once: use more records or a smaller --flush-size")
         for key in last_keys:
             wait_for(lambda key=key: landed(key), 900, interval=0.05)
-        for key in [k for k in keys if k not in set(list_keys(s3, SINK_BUCKET, prefix))]:
+        listed = set(list_keys(s3, SINK_BUCKET, prefix))
+        for key in [k for k in keys if k not in listed]:
             wait_for(lambda key=key: landed(key), 60, interval=0.01)
         done = time.perf_counter()
         print(
