@@ -398,7 +398,7 @@ class WorkerSinkTask(WorkerTask):
         topics: list[str] = list(map(Message.topic, messages))  # type: ignore[arg-type]
         partitions: list[int] = list(map(Message.partition, messages))  # type: ignore[arg-type]
         offsets: list[int] = list(map(Message.offset, messages))  # type: ignore[arg-type]
-        runs = _partition_runs(topics, partitions)
+        runs = _spans(topics, partitions)
         # The next offset of each partition: its last message's, plus one (a partition's
         # messages come in offset order, its runs too).
         for start, end in runs:
@@ -410,10 +410,12 @@ class WorkerSinkTask(WorkerTask):
             if batch is not None:
                 return batch
         out: list[SinkRecord] = []
-        for topic, start, end in _runs(topics):
+        for start, end in _spans(topics):
             if end - start == len(messages):
-                return self._convert_run(topic, messages, partitions, offsets)
-            out += self._convert_run(topic, messages[start:end], partitions[start:end], offsets[start:end])
+                return self._convert_run(topics[0], messages, partitions, offsets)
+            out += self._convert_run(
+                topics[start], messages[start:end], partitions[start:end], offsets[start:end]
+            )
         return out
 
     def _json_batch(
@@ -428,18 +430,16 @@ class WorkerSinkTask(WorkerTask):
         usual: a value that is not a JSON document (null, malformed: tolerance handles it
         there), or a key or header its converter refuses. Keys and headers are converted
         here, so a record made later only decodes its value, which cannot fail."""
-        n = len(messages)
         values: list[bytes] = list(map(Message.value, messages))  # type: ignore[arg-type]
         headers: list[Any] = list(map(Message.headers, messages))
         columns: list[tuple[str, int, int, ConvertedBatch, list[Any]]] = []
-        for topic, start, end in _runs(topics):
-            run = messages if end - start == n else messages[start:end]
-            texts = values if end - start == n else values[start:end]
-            if not self.value_converter.are_json_documents(topic, texts):
+        for start, end in _spans(topics):
+            topic = topics[start]
+            if not self.value_converter.are_json_documents(topic, values[start:end]):
                 return None
-            raw = headers if end - start == n else headers[start:end]
+            raw = headers[start:end]
             try:
-                keys = self._convert_keys(topic, run)
+                keys = self._convert_keys(topic, messages[start:end])
                 converted = (
                     raw
                     if raw.count(None) == len(raw)
@@ -850,27 +850,15 @@ class WorkerSinkTask(WorkerTask):
             self.last_committed[TopicPartition(p.topic, p.partition)] = p.offset
 
 
-def _runs(topics: list[str]) -> list[tuple[str, int, int]]:
-    """(topic, start, end) of each run of one topic in a poll's messages."""
-    if topics[0] == topics[-1] and topics.count(topics[0]) == len(topics):  # the usual poll
-        return [(topics[0], 0, len(topics))]
-    out = []
-    start = 0
-    for topic, run in groupby(topics):
-        end = start + sum(1 for _ in run)
-        out.append((topic, start, end))
-        start = end
-    return out
-
-
-def _partition_runs(topics: list[str], partitions: list[int]) -> list[tuple[int, int]]:
-    """(start, end) of each run of one topic partition in a poll's messages."""
-    n = len(partitions)
-    if partitions.count(partitions[0]) == n and topics.count(topics[0]) == n:  # the usual poll
+def _spans(*columns: list[Any]) -> list[tuple[int, int]]:
+    """(start, end) of each run of messages alike in every column (one topic; one topic
+    partition), in a poll's order."""
+    n = len(columns[0])
+    if all(c.count(c[0]) == n for c in columns):  # the usual poll: a single run
         return [(0, n)]
     out = []
     start = 0
-    for _, run in groupby(zip(topics, partitions, strict=True)):
+    for _, run in groupby(zip(*columns, strict=True)):
         end = start + sum(1 for _ in run)
         out.append((start, end))
         start = end
