@@ -83,6 +83,14 @@ class Converter(ABC):
         succeeds."""
         return False
 
+    def are_texts(self, topic: str, data: Sequence[bytes | None]) -> bool:
+        """Whether ``to_connect_data`` reads each of ``data`` as the string its bytes
+        decode to in UTF-8, never null; the default says no. A string converter says yes
+        having checked that each is valid UTF-8: the worker then hands sinks that write
+        text the bytes themselves (``connect.api.sink_batch``), so a True here must mean
+        ``to_connect_batch`` of the same data succeeds."""
+        return False
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources; called when the task stops."""
 

@@ -23,19 +23,27 @@ re-encoded: whitespace and the spelling of numbers are the producer's, and it ma
 lines. The batch is also an ordinary sequence of ``SinkRecord``: the records are made,
 values decoded, the first time one is read, so a sink can fall back to records for a run
 (``run.records``) or for the whole batch.
+
+Text runs are the same for plain text: a task that says ``SinkTask.accepts_text_runs``,
+reading values through a converter that decodes them as UTF-8 strings (StringConverter),
+gets a poll whose values are all valid UTF-8 as ``records.text_runs``: each text is the
+bytes the string value encodes to, as consumed. A batch holds runs of one kind only; the
+other attribute is empty.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import overload
+from typing import Literal, overload
 
 from connect.api.records import SinkRecord
 
+RunKind = Literal["json", "text"]
 
-class JsonRun:
+
+class ValueRun:
     """Consecutive records of one topic partition, in offset order: ``offsets[i]`` and
-    ``texts[i]`` (the value's JSON text) are one record's."""
+    ``texts[i]`` (the value as the bytes consumed) are one record's."""
 
     __slots__ = ("_batch", "_start", "offsets", "partition", "texts", "topic")
 
@@ -65,27 +73,41 @@ class JsonRun:
 
     def __repr__(self) -> str:
         first = self.offsets[0] if self.offsets else None
-        return f"JsonRun({self.topic}-{self.partition}, {len(self.texts)} records from offset {first})"
+        where = f"{self.topic}-{self.partition}"
+        return f"{type(self).__name__}({where}, {len(self.texts)} records from offset {first})"
+
+
+class JsonRun(ValueRun):
+    """A run whose texts are each one JSON document, the value read without a schema."""
+
+    __slots__ = ()
+
+
+class TextRun(ValueRun):
+    """A run whose texts are each valid UTF-8, the value being the string they encode."""
+
+    __slots__ = ()
 
 
 class SinkRecordBatch(Sequence[SinkRecord]):
-    """One ``put``'s records as JSON runs, and as SinkRecords made when first read.
+    """One ``put``'s records as JSON (or text) runs, and as SinkRecords made when first read.
 
-    ``runs`` are ``(topic, partition, offsets, texts)`` in the batch's order;
-    ``make_records`` makes the records, in the same order, when one is first read. Only
-    the worker makes batches; tests may make their own.
+    ``runs`` are ``(topic, partition, offsets, texts)`` in the batch's order, of the
+    ``kind`` given; ``make_records`` makes the records, in the same order, when one is
+    first read. Only the worker makes batches; tests may make their own.
     """
 
     # The batch keeps its runs as plain tuples and makes the run objects when asked: a run
     # refers to its batch (``run.records``), and a batch holding its runs would be a
     # reference cycle, freed only by the cyclic garbage collector. A poll's messages then
     # stayed alive for collections to traverse, which made the consumer 1.7 times slower.
-    __slots__ = ("_count", "_make_records", "_records", "_runs")
+    __slots__ = ("_count", "_make_records", "_records", "_runs", "kind")
 
     def __init__(
         self,
         runs: Sequence[tuple[str, int, Sequence[int], Sequence[bytes]]],
         make_records: Callable[[], list[SinkRecord]],
+        kind: RunKind = "json",
     ) -> None:
         out = []
         start = 0
@@ -96,6 +118,7 @@ class SinkRecordBatch(Sequence[SinkRecord]):
                 )
             out.append((topic, partition, offsets, texts, start))
             start += len(texts)
+        self.kind = kind
         self._runs = tuple(out)
         self._count = start
         self._make_records = make_records
@@ -103,8 +126,17 @@ class SinkRecordBatch(Sequence[SinkRecord]):
 
     @property
     def json_runs(self) -> tuple[JsonRun, ...]:
-        """The runs, each made when asked."""
+        """The runs when the texts are JSON documents (``kind == "json"``), else empty."""
+        if self.kind != "json":
+            return ()
         return tuple(JsonRun(t, p, offsets, texts, self, start) for t, p, offsets, texts, start in self._runs)
+
+    @property
+    def text_runs(self) -> tuple[TextRun, ...]:
+        """The runs when the texts are UTF-8 strings (``kind == "text"``), else empty."""
+        if self.kind != "text":
+            return ()
+        return tuple(TextRun(t, p, offsets, texts, self, start) for t, p, offsets, texts, start in self._runs)
 
     def _made(self) -> list[SinkRecord]:
         records = self._records
@@ -135,4 +167,4 @@ class SinkRecordBatch(Sequence[SinkRecord]):
         return iter(self._made())
 
     def __repr__(self) -> str:
-        return f"SinkRecordBatch({self._count} records in {len(self._runs)} runs)"
+        return f"SinkRecordBatch({self._count} records in {len(self._runs)} {self.kind} runs)"

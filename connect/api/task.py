@@ -208,6 +208,18 @@ class SinkTask(Task):
         """
         return False
 
+    def accepts_text_runs(self) -> bool:
+        """Whether ``put`` can take values as the UTF-8 text that was consumed (asked once,
+        after ``start``; the default says no).
+
+        When True, no transformation is configured and the value converter reads each
+        value as the string its UTF-8 bytes decode to (StringConverter), the worker hands
+        ``put`` a ``SinkRecordBatch`` for each poll whose values are all valid UTF-8 (no
+        null): ``records.text_runs`` holds the bytes. Where the task also accepts JSON
+        runs and the values are JSON documents, JSON runs come instead.
+        """
+        return False
+
     def flush(self, current_offsets: Mapping[TopicPartition, int]) -> None:
         """Make everything ``put`` so far durable; ``current_offsets`` are the next offsets
         to read per partition."""

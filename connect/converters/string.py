@@ -44,12 +44,14 @@ class StringConverter(Converter, HeaderConverter):
         self.serializer_encoding = "UTF-8"
         self.deserializer_encoding = "UTF-8"
         self._utf8 = True
+        self._reads_utf8 = True
 
     def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:
         encoding = _encoding(configs, "converter.encoding", "UTF-8")
         self.serializer_encoding = _encoding(configs, "serializer.encoding", encoding)
         self._utf8 = self.serializer_encoding.replace("-", "").lower() == "utf8"
         self.deserializer_encoding = _encoding(configs, "deserializer.encoding", encoding)
+        self._reads_utf8 = codecs.lookup(self.deserializer_encoding).name == "utf-8"
 
     def from_connect_data(
         self, topic: str, schema: Schema | None, value: Any, headers: Headers | None = None
@@ -75,6 +77,19 @@ class StringConverter(Converter, HeaderConverter):
             return SchemaAndValue(_OPTIONAL_STRING, text)
         except UnicodeDecodeError as e:
             raise DataException(f"Failed to deserialize string in {self.deserializer_encoding}: {e}") from e
+
+    def are_texts(self, topic: str, data: Sequence[bytes | None]) -> bool:
+        if not self._reads_utf8:
+            return False
+        try:
+            if all(map(bytes.isascii, data)):  # type: ignore[arg-type]
+                return True  # ASCII is UTF-8 (and a None raised TypeError)
+            for d in data:
+                if not d.isascii():  # type: ignore[union-attr]
+                    d.decode()  # type: ignore[union-attr]
+        except (UnicodeDecodeError, TypeError, AttributeError):
+            return False
+        return True
 
     def to_connect_batch(self, topic: str, data: Sequence[bytes | None]) -> ConvertedBatch:
         # One C-level map; a null record (TypeError) or bad bytes go the careful way.

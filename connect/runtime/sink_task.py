@@ -9,7 +9,8 @@ partitions are revoked and when the task stops. ``put`` raising
 does not consider the task dead. Rebalance callbacks run inside ``consume`` on this
 task's thread. A task that takes JSON runs (``SinkTask.accepts_json_runs``) gets polls
 whose values are all JSON documents as a ``SinkRecordBatch`` of their texts, checked but
-not decoded; its records are made only if read.
+not decoded; its records are made only if read. Text runs
+(``SinkTask.accepts_text_runs``) are the same for values a string converter reads.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from connect.api.errors import ConnectException, RetriableException
 from connect.api.headers import Headers
 from connect.api.plugin_metrics import PluginMetrics
 from connect.api.records import SinkRecord, TimestampType, TopicPartition
-from connect.api.sink_batch import SinkRecordBatch
+from connect.api.sink_batch import RunKind, SinkRecordBatch
 from connect.api.task import ErrantRecordReporter, SinkTask, SinkTaskContext
 from connect.runtime.errors import TOLERATED, ProcessingContext, RawRecord, RetryWithToleranceOperator, Stage
 from connect.runtime.status import ConnectorTaskId, StatusListener, TargetState
@@ -56,6 +57,7 @@ _TIMESTAMP_TYPES = {
 }
 _POLL_S = 0.5
 _CONSUME_SLICE = 1000
+_KIND_NAMES: dict[RunKind, str] = {"json": "JSON documents", "text": "UTF-8 text"}
 # Consumer errors no retry can fix: the task fails with them.
 _FATAL_CONSUMER_ERRORS = frozenset(
     {
@@ -217,8 +219,9 @@ class WorkerSinkTask(WorkerTask):
         self._last_commit = time.monotonic()
         self._closing = False
         self._warned: set[tuple[int, str]] = set()
-        # Whether polls go to put() as JSON runs when their values allow (decided at start).
-        self._json_runs = False
+        # The kinds of runs polls go to put() as when their values allow, in the order they
+        # are tried, each with the value converter's check (decided at start).
+        self._run_kinds: list[tuple[RunKind, Callable[[str, Sequence[bytes | None]], bool]]] = []
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -227,7 +230,13 @@ class WorkerSinkTask(WorkerTask):
         self.task.initialize(self.context)
         self.task.start(dict(self.task_config))
         # A transformation reads and replaces values, so it needs records whatever the task takes.
-        self._json_runs = not self.chain.stages and self.task.accepts_json_runs()
+        kinds: list[tuple[RunKind, Callable[[str, Sequence[bytes | None]], bool]]] = []
+        if not self.chain.stages:
+            if self.task.accepts_json_runs():
+                kinds.append(("json", self.value_converter.are_json_documents))
+            if self.task.accepts_text_runs():
+                kinds.append(("text", self.value_converter.are_texts))
+        self._run_kinds = kinds
         if self.topics_regex:
             pattern = self.topics_regex if self.topics_regex.startswith("^") else "^" + self.topics_regex
             re.compile(pattern)
@@ -381,8 +390,8 @@ class WorkerSinkTask(WorkerTask):
         the records then made in one loop. Should a converter refuse the run, it is
         converted again one record at a time (``_convert_each``), where the failing record
         goes through the tolerance operator (which retries, reports and maybe skips it).
-        Where the task takes JSON runs, a poll whose values all are JSON documents is
-        not converted at all but checked (``_json_batch``).
+        Where the task takes JSON (or text) runs, a poll whose values all are JSON
+        documents (or UTF-8 strings) is not converted at all but checked (``_run_batch``).
         The batch's messages are kept so a record can be traced back to what was consumed.
         """
         self._batch = messages
@@ -405,8 +414,8 @@ class WorkerSinkTask(WorkerTask):
             self._batch_offsets[TopicPartition(topics[start], partitions[start])] = offsets[end - 1] + 1
         for topic in dict.fromkeys(topics).keys() - self._used_topics:
             self._first_sight(topic)
-        if self._json_runs:
-            batch = self._json_batch(messages, topics, partitions, offsets, runs)
+        if self._run_kinds:
+            batch = self._run_batch(messages, topics, partitions, offsets, runs)
             if batch is not None:
                 return batch
         out: list[SinkRecord] = []
@@ -418,7 +427,7 @@ class WorkerSinkTask(WorkerTask):
             )
         return out
 
-    def _json_batch(
+    def _run_batch(
         self,
         messages: list[Message],
         topics: list[str],
@@ -426,17 +435,27 @@ class WorkerSinkTask(WorkerTask):
         offsets: list[int],
         partition_runs: list[tuple[int, int]],
     ) -> SinkRecordBatch | None:
-        """The poll as JSON runs of its values' texts, or None when it must be converted as
-        usual: a value that is not a JSON document (null, malformed: tolerance handles it
-        there), or a key or header its converter refuses. Keys and headers are converted
-        here, so a record made later only decodes its value, which cannot fail."""
+        """The poll as runs of its values' texts (JSON or text, the first kind the task
+        takes whose check every value passes), or None when it must be converted as usual:
+        a value the checks refuse (null, malformed: tolerance handles it there), or a key or
+        header its converter refuses. Keys and headers are converted here, so a record made
+        later only decodes its value, which cannot fail."""
         values: list[bytes] = list(map(Message.value, messages))  # type: ignore[arg-type]
+        topic_spans = _spans(topics)
+        kind = next(
+            (
+                kind
+                for kind, check in self._run_kinds
+                if all(check(topics[start], values[start:end]) for start, end in topic_spans)
+            ),
+            None,
+        )
+        if kind is None:
+            return None
         headers: list[Any] = list(map(Message.headers, messages))
         columns: list[tuple[str, int, int, ConvertedBatch, list[Any]]] = []
-        for start, end in _spans(topics):
+        for start, end in topic_spans:
             topic = topics[start]
-            if not self.value_converter.are_json_documents(topic, values[start:end]):
-                return None
             raw = headers[start:end]
             try:
                 keys = self._convert_keys(topic, messages[start:end])
@@ -462,8 +481,8 @@ class WorkerSinkTask(WorkerTask):
                 except Exception as exc:
                     raise ConnectException(
                         f"{_name(self.value_converter)} said the values of {topic} at offsets "
-                        f"{offsets[start]}..{offsets[end - 1]} are JSON documents, then could not read "
-                        f"them: {exc}"
+                        f"{offsets[start]}..{offsets[end - 1]} are {_KIND_NAMES[kind]}, then could not "
+                        f"read them: {exc}"
                     ) from exc
                 out += self._records(
                     topic,
@@ -476,7 +495,7 @@ class WorkerSinkTask(WorkerTask):
                 )
             return out
 
-        return SinkRecordBatch(runs, make_records)
+        return SinkRecordBatch(runs, make_records, kind)
 
     def _without_events(self, messages: list[Message], errors: list[KafkaError | None]) -> list[Message]:
         """The messages that are records; consumer errors fail the task if fatal and are

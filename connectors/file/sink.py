@@ -1,4 +1,8 @@
-"""FileStreamSinkConnector: every record's value, one per line, appended to a file (or stdout)."""
+"""FileStreamSinkConnector: every record's value, one per line, appended to a file (or stdout).
+
+Values read by StringConverter come as the UTF-8 bytes consumed (``accepts_text_runs``):
+the line written is the same, with no string made per record.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import logging
 import os
 import sys
 from collections.abc import Collection, Mapping
-from typing import TextIO
+from typing import BinaryIO
 
 from connect.api import (
     CommaList,
@@ -15,6 +19,7 @@ from connect.api import (
     Field,
     SinkConnector,
     SinkRecord,
+    SinkRecordBatch,
     SinkTask,
     Task,
     TopicPartition,
@@ -65,16 +70,25 @@ class FileStreamSinkTask(SinkTask):
         self.filename = config.file
         if self.filename:
             try:
-                self.out: TextIO = open(self.filename, "a", encoding="utf-8")  # noqa: SIM115 - closed in stop()
+                self.out: BinaryIO = open(self.filename, "ab")  # noqa: SIM115 - closed in stop()
             except OSError as exc:
                 raise ConnectException(f"couldn't open {self.filename} for writing: {exc}") from exc
         else:
-            self.out = sys.stdout
+            sys.stdout.flush()  # what was printed before comes before the records
+            self.out = sys.stdout.buffer
+
+    def accepts_text_runs(self) -> bool:
+        return True
 
     def put(self, records: Collection[SinkRecord]) -> None:
-        lines = [v if type(v) is str else _text(v) for v in [r.value for r in records]]
-        lines.append("")
-        self.out.write("\n".join(lines))
+        if isinstance(records, SinkRecordBatch) and records.text_runs:
+            # Each text is a value's UTF-8 bytes: the line as the records would write it.
+            data = b"".join(b"\n".join(run.texts) + b"\n" for run in records.text_runs)
+        else:
+            lines = [v if type(v) is str else _text(v) for v in [r.value for r in records]]
+            lines.append("")
+            data = "\n".join(lines).encode()
+        self.out.write(data)
         # Readers tailing the file see each batch at once; durability comes with flush().
         self.out.flush()
 

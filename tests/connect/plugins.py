@@ -44,7 +44,8 @@ BATCHES: dict[str, list[int]] = defaultdict(list)
 SINGLES: dict[str, int] = defaultdict(int)
 EVENTS: dict[str, list[str]] = defaultdict(list)
 # JsonRunsSinkTask: per connector, what each put() was given, in order: ("runs", [(topic,
-# partition, offsets, texts), ...]) for a batch of JSON runs, ("records", [record, ...]) else.
+# partition, offsets, texts), ...]) for a batch of JSON runs, ("text", [...]) likewise for
+# text runs, ("records", [record, ...]) else.
 # With read.records=true the records of a batch of runs are read too, into RUN_RECORDS.
 PUTS: dict[str, list[tuple[str, list[Any]]]] = defaultdict(list)
 RUN_RECORDS: dict[str, list[SinkRecord]] = defaultdict(list)
@@ -160,7 +161,8 @@ class JsonRunsSinkConnector(RecordingSinkConnector):
 
 
 class JsonRunsSinkTask(SinkTask):
-    """Takes JSON runs (unless json.runs=false) and keeps what each put() was given."""
+    """Takes JSON runs (unless json.runs=false), text runs (with text.runs=true), and keeps
+    what each put() was given."""
 
     def version(self) -> str:
         return "test"
@@ -168,19 +170,26 @@ class JsonRunsSinkTask(SinkTask):
     def start(self, props: dict[str, str]) -> None:
         self.name = props["name"]
         self.accepts = props.get("json.runs", "true") == "true"
+        self.accepts_text = props.get("text.runs") == "true"
         self.read_records = props.get("read.records") == "true"
 
     def accepts_json_runs(self) -> bool:
         return self.accepts
 
+    def accepts_text_runs(self) -> bool:
+        return self.accepts_text
+
     def put(self, records: Collection[SinkRecord]) -> None:
         if not records:
             return
         if isinstance(records, SinkRecordBatch):
-            runs = [(r.topic, r.partition, list(r.offsets), list(r.texts)) for r in records.json_runs]
+            runs = [
+                (r.topic, r.partition, list(r.offsets), list(r.texts))
+                for r in (*records.json_runs, *records.text_runs)
+            ]
             made = list(records) if self.read_records else []
             with _lock:
-                PUTS[self.name].append(("runs", runs))
+                PUTS[self.name].append(("runs" if records.kind == "json" else "text", runs))
                 RUN_RECORDS[self.name].extend(made)
             return
         with _lock:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from connect.api import Schema, SinkRecord, SourceRecord, TopicPartition
+from connect.api import Schema, SinkRecord, SinkRecordBatch, SourceRecord, TopicPartition
 from connect.api.errors import ConnectException
 from connect.api.task import ErrantRecordReporter, SinkTaskContext
 from connect.runtime.source_task import _SourceTaskContext
@@ -485,3 +485,20 @@ def test_sink_writes_tombstones_and_booleans_as_java_prints_them(tmp_path: Path)
     task.flush({})
     task.stop()
     assert path.read_text() == "null\ntrue\n"
+
+
+def test_sink_writes_text_runs_as_the_bytes_consumed_without_making_records(tmp_path: Path) -> None:
+    path = tmp_path / "out.txt"
+    task = start_sink(path)
+    assert task.accepts_text_runs()
+
+    def no_records() -> list[SinkRecord]:
+        raise AssertionError("the sink read a record of a text batch")
+
+    task.put(sink_records("first"))
+    runs = [("lines", 0, [1, 2], ["café".encode(), b""]), ("lines", 1, [0], [b"x"])]
+    task.put(SinkRecordBatch(runs, no_records, "text"))
+    task.put(sink_records(None, offset=3))
+    task.flush({})
+    task.stop()
+    assert path.read_bytes() == "first\ncafé\n\nx\nnull\n".encode()

@@ -1,4 +1,5 @@
-"""``JsonConverter.are_json_documents``, the check behind JSON runs, and ``SinkRecordBatch``.
+"""``JsonConverter.are_json_documents`` and ``StringConverter.are_texts``, the checks behind
+JSON and text runs, and ``SinkRecordBatch``.
 
 The check's contract: True only when ``to_connect_batch`` of the same values succeeds and
 gives schemaless, non-null values; so whatever bytes come, a True is never followed by a
@@ -17,8 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connect.api import JsonRun, SinkRecord, SinkRecordBatch
+from connect.api import JsonRun, SinkRecord, SinkRecordBatch, TextRun
 from connect.converters.json import JsonConverter
+from connect.converters.string import StringConverter
 
 
 def schemaless() -> JsonConverter:
@@ -103,6 +105,51 @@ def test_numbers_beyond_a_double_pass_and_decode_as_the_converter_decodes_them()
     assert c.to_connect_batch("t", texts).values == [c.to_connect_data("t", t).value for t in texts]
 
 
+# -- StringConverter.are_texts -------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(), min_size=1, max_size=8))
+def test_utf8_texts_pass_and_read_as_their_strings(texts: list[str]) -> None:
+    c = StringConverter()
+    c.configure({}, False)
+    data = [t.encode() for t in texts]
+    assert c.are_texts("t", data)
+    assert c.to_connect_batch("t", data).values == texts
+    # A lone surrogate's bytes (which Python can write) are not UTF-8.
+    assert not c.are_texts("t", [*data, "\ud800".encode("utf-8", "surrogatepass")])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.binary(max_size=20) | st.none(), min_size=1))
+def test_whatever_passes_as_text_reads_as_those_strings(data: list[bytes | None]) -> None:
+    c = StringConverter()
+    c.configure({"converter.encoding": "UTF-8"}, False)
+    if c.are_texts("t", data):
+        assert None not in data
+        assert c.to_connect_batch("t", data).values == [d.decode() for d in data]  # type: ignore[union-attr]
+    else:
+        assert None in data or any(_undecodable(d) for d in data)
+
+
+def _undecodable(d: bytes | None) -> bool:
+    try:
+        d.decode()  # type: ignore[union-attr]
+    except (UnicodeDecodeError, AttributeError):
+        return True
+    return False
+
+
+def test_only_a_utf8_string_converter_vouches_for_text() -> None:
+    latin = StringConverter()
+    latin.configure({"deserializer.encoding": "ISO-8859-1"}, False)
+    assert not latin.are_texts("t", [b"plain"])  # the same bytes would read as other strings
+    utf8 = StringConverter()
+    utf8.configure({"converter.encoding": "utf8"}, False)
+    assert utf8.are_texts("t", [b"plain", "é".encode()])
+    assert not schemaless().are_texts("t", [b"plain"])  # JsonConverter: the default says no
+
+
 # -- SinkRecordBatch -----------------------------------------------------------------------
 
 
@@ -149,7 +196,18 @@ def test_a_run_says_where_it_is() -> None:
     assert repr(run) == "JsonRun(t-0, 3 records from offset 5)"
 
 
-def test_a_batch_and_its_runs_are_freed_without_the_cycle_collector() -> None:
+def test_a_text_batch_holds_text_runs_only() -> None:
+    batch = SinkRecordBatch([("t", 2, [7, 8], [b"a", b"b"])], list, "text")
+    assert batch.kind == "text" and batch.json_runs == ()
+    (run,) = batch.text_runs
+    assert isinstance(run, TextRun) and list(run.texts) == [b"a", b"b"]
+    assert repr(run) == "TextRun(t-2, 2 records from offset 7)"
+    assert repr(batch) == "SinkRecordBatch(2 records in 1 text runs)"
+    assert _batch([]).text_runs == ()
+
+
+@pytest.mark.parametrize("kind", ["json", "text"])
+def test_a_batch_and_its_runs_are_freed_without_the_cycle_collector(kind: str) -> None:
     """A batch kept alive by a reference cycle keeps a poll's messages alive until the
     cyclic collector runs, and every collection then traverses them: that made the
     worker's consume() 1.7 times slower."""
@@ -158,12 +216,12 @@ def test_a_batch_and_its_runs_are_freed_without_the_cycle_collector() -> None:
     gc.set_debug(gc.DEBUG_SAVEALL)
     try:
         records = [SinkRecord("t", 0, None, None, None, v, kafka_offset=v) for v in (1, 2)]
-        batch = SinkRecordBatch([("t", 0, [1, 2], [b"1", b"2"])], lambda: records)
-        runs = batch.json_runs
+        batch = SinkRecordBatch([("t", 0, [1, 2], [b"1", b"2"])], lambda: records, kind)  # type: ignore[arg-type]
+        runs = (*batch.json_runs, *batch.text_runs)
         assert len(runs) == 1 and list(runs[0].records) == records
         del batch, runs
         gc.collect()
-        assert [o for o in gc.garbage if isinstance(o, SinkRecordBatch | JsonRun)] == []
+        assert [o for o in gc.garbage if isinstance(o, SinkRecordBatch | JsonRun | TextRun)] == []
     finally:
         gc.set_debug(0)
         gc.garbage.clear()

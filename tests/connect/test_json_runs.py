@@ -1,4 +1,5 @@
-"""Sinks that take values as the JSON text that was consumed (``SinkTask.accepts_json_runs``).
+"""Sinks that take values as the JSON text that was consumed (``SinkTask.accepts_json_runs``),
+or as the UTF-8 text a string converter reads (``SinkTask.accepts_text_runs``).
 
 The worker checks that a poll's values are JSON documents, without decoding them, and
 hands ``put`` a ``SinkRecordBatch`` of runs of one topic partition; its records are made,
@@ -12,6 +13,7 @@ Real broker and worker in this process; the sink is ``tests.connect.plugins.Json
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -68,7 +70,7 @@ def delivered(name: str) -> dict[tuple[int, int], Any]:
     """(partition, offset) -> the text a run gave, or the value a record gave."""
     out: dict[tuple[int, int], Any] = {}
     for kind, what in plugins.PUTS[name]:
-        if kind == "runs":
+        if kind in ("runs", "text"):
             for _topic, partition, offsets, texts in what:
                 for offset, text in zip(offsets, texts, strict=True):
                     assert (partition, offset) not in out, "a record was delivered twice"
@@ -195,3 +197,91 @@ def test_records_come_as_records_where_runs_cannot_serve(
         assert [v.get("id") for v in got] == list(range(20))  # Structs
     else:
         assert got == docs
+
+
+# -- text runs ---------------------------------------------------------------------------------
+
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+TEXTS = [b"plain", "Zürich 🚰".encode(), b"", b"two\nlines", b'{"looks":"like json"}', b"  spaced  "]
+
+
+def text_sink(topic: str, **extra: str) -> dict[str, str]:
+    return sink(topic, **{"value.converter": STRING, "json.runs": "false", "text.runs": "true", **extra})
+
+
+def test_utf8_values_reach_a_text_sink_as_their_bytes(connect: EmbeddedConnect) -> None:
+    topic, name = unique("texts"), unique("text")
+    rows = [(i % 2, None, TEXTS[i % len(TEXTS)]) for i in range(40)]
+    produce(connect, topic, rows, partitions=2)
+    connect.create_connector(name, text_sink(topic, **{"read.records": "true"}))
+    connect.wait_for(lambda: len(delivered(name)) == 40, 30, "all 40 records")
+
+    assert puts(name, "records") == [] and puts(name, "runs") == []
+    expected = {}
+    per_partition = {0: 0, 1: 0}
+    for partition, _key, value in rows:
+        expected[partition, per_partition[partition]] = value
+        per_partition[partition] += 1
+    assert delivered(name) == expected
+    # Read, the records hold the strings StringConverter makes of the same bytes.
+    made: list[SinkRecord] = plugins.RUN_RECORDS[name]
+    assert sorted((r.kafka_partition, r.kafka_offset, r.value) for r in made) == sorted(
+        (p, o, v.decode()) for (p, o), v in expected.items()
+    )
+
+
+def test_a_poll_with_a_null_or_undecodable_value_comes_as_records(connect: EmbeddedConnect) -> None:
+    topic, name, dlq = unique("badtext"), unique("text"), unique("dlq")
+    produce(connect, topic, [(0, None, v) for v in (b"a", None, b"\xff\xfe", b"b")])
+    connect.create_connector(
+        name,
+        text_sink(
+            topic,
+            **{
+                "errors.tolerance": "all",
+                "errors.deadletterqueue.topic.name": dlq,
+                "errors.deadletterqueue.topic.replication.factor": "1",
+            },
+        ),
+    )
+    connect.wait_for(lambda: len(delivered(name)) == 3, 30, "the three readable records")
+    assert delivered(name) == {(0, 0): "a", (0, 1): None, (0, 3): "b"}
+    assert puts(name, "text") == []
+    assert [m.value() for m in connect.consume(dlq, 1)] == [b"\xff\xfe"]
+
+
+def test_a_task_taking_both_gets_json_runs_of_json_and_text_runs_of_strings(connect: EmbeddedConnect) -> None:
+    both = {"json.runs": "true", "text.runs": "true"}
+    json_topic, json_name = unique("both-json"), unique("both")
+    produce(connect, json_topic, [(0, None, b'{"n":%d}' % i) for i in range(5)])
+    connect.create_connector(json_name, sink(json_topic, **both))
+    text_topic, text_name = unique("both-text"), unique("both")
+    produce(connect, text_topic, [(0, None, b'{"n":%d}' % i) for i in range(5)])
+    connect.create_connector(text_name, text_sink(text_topic, **both))
+    for name in (json_name, text_name):
+        connect.wait_for(lambda name=name: len(delivered(name)) == 5, 30, "all 5 records")
+    assert puts(json_name, "text") == [] and puts(json_name, "records") == []
+    assert puts(text_name, "runs") == [] and puts(text_name, "records") == []
+    # With JsonConverter a poll whose values are not JSON comes as records even to a task
+    # that takes text: only a string converter vouches for text.
+    topic, name = unique("json-strings"), unique("both")
+    produce(connect, topic, [(0, None, b'{"n":0}'), (0, None, b"not json"), (0, None, b'{"n":2}')])
+    connect.create_connector(name, sink(topic, **both, **{"errors.tolerance": "all"}))
+    connect.wait_for(lambda: len(delivered(name)) == 2, 30, "the two documents")
+    assert puts(name, "text") == [] and puts(name, "runs") == []
+    assert delivered(name) == {(0, 0): {"n": 0}, (0, 2): {"n": 2}}
+
+
+def test_the_file_sink_writes_text_runs_and_records_alike(connect: EmbeddedConnect, tmp_path: Path) -> None:
+    topic, name, out = unique("file-texts"), unique("file"), tmp_path / "out.txt"
+    produce(connect, topic, [(0, None, v) for v in TEXTS])
+    connect.create_connector(name, {"connector.class": "FileStreamSink", "file": str(out), "topics": topic})
+    expected = b"".join(v + b"\n" for v in TEXTS)
+    connect.wait_for(lambda: out.exists() and out.read_bytes() == expected, 30, "the texts in the file")
+    # A tombstone cannot be a text run: its poll comes as records, written as Java prints null.
+    p = Producer({"bootstrap.servers": connect.bootstrap})
+    p.produce(topic, value=None)
+    p.produce(topic, value="après".encode())
+    assert p.flush(30) == 0
+    expected += "null\naprès\n".encode()
+    connect.wait_for(lambda: out.read_bytes() == expected, 30, "the tombstone's line")
