@@ -89,6 +89,8 @@ class TrackedConnections(socketserver.BaseServer):
                 self.shutdown_request(sock)
                 return
             self._connections[id(sock)] = sock
+            if len(self._workers) >= 64:  # forget the threads that have ended
+                self._workers = {w for w in self._workers if w.is_alive()}
             self._workers.add(worker)
         worker.start()
 
@@ -98,9 +100,10 @@ class TrackedConnections(socketserver.BaseServer):
         except Exception:
             self.handle_error(sock, client_address)
         finally:
+            # The thread stays in _workers: it is still running here, and server_close()
+            # must join it, not miss it (a thread seen alive after stop() was this).
             with self._conn_lock:
                 self._connections.pop(id(sock), None)
-                self._workers.discard(threading.current_thread())
             self.shutdown_request(sock)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
