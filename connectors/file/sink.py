@@ -10,7 +10,7 @@ import logging
 import os
 import sys
 from collections.abc import Collection, Mapping
-from typing import BinaryIO
+from typing import BinaryIO, TextIO, cast
 
 from connect.api import (
     CommaList,
@@ -75,7 +75,9 @@ class FileStreamSinkTask(SinkTask):
                 raise ConnectException(f"couldn't open {self.filename} for writing: {exc}") from exc
         else:
             sys.stdout.flush()  # what was printed before comes before the records
-            self.out = sys.stdout.buffer
+            buffer = getattr(sys.stdout, "buffer", None)
+            # A stdout with no bytes underneath (a notebook's, a redirect to StringIO) gets text.
+            self.out = buffer if buffer is not None else cast(BinaryIO, _TextWriter(sys.stdout))
 
     def accepts_text_runs(self) -> bool:
         return True
@@ -100,6 +102,19 @@ class FileStreamSinkTask(SinkTask):
     def stop(self) -> None:
         if self.filename and not self.out.closed:
             self.out.close()
+
+
+class _TextWriter:
+    """The bytes the sink writes, decoded, into a text stream."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, data: bytes) -> int:
+        return self.stream.write(data.decode())
+
+    def flush(self) -> None:
+        self.stream.flush()
 
 
 def _text(value: object) -> str:

@@ -4,7 +4,9 @@ runtime's real source task context and offset store (Kafka's FileStream connecto
 
 from __future__ import annotations
 
+import io
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -502,3 +504,19 @@ def test_sink_writes_text_runs_as_the_bytes_consumed_without_making_records(tmp_
     task.flush({})
     task.stop()
     assert path.read_bytes() == "first\ncafé\n\nx\nnull\n".encode()
+
+
+@pytest.mark.parametrize("stdout", ["bytes underneath", "text only"])
+def test_sink_without_a_file_writes_to_stdout(stdout: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="utf-8") if stdout == "bytes underneath" else io.StringIO()
+    monkeypatch.setattr(sys, "stdout", stream)
+    task = FileStreamSinkTask()
+    task.initialize(HolderSinkContext({"topics": "lines"}))
+    task.start({"topics": "lines"})
+    task.put(sink_records("é", None))
+    task.put(SinkRecordBatch([("lines", 0, [2], ["ü".encode()])], list, "text"))
+    task.flush({})
+    task.stop()
+    written = raw.getvalue() if stdout == "bytes underneath" else stream.getvalue().encode()
+    assert written == "é\nnull\nü\n".encode()
