@@ -1,4 +1,4 @@
-"""Sink batches whose values are still the JSON text that was consumed.
+"""Sink batches whose values are still the JSON (or UTF-8) text that was consumed.
 
 Making a ``SinkRecord`` per message and decoding its JSON value is most of what a sink
 worker spends per record. A sink that writes each value back out as JSON (JSON lines
