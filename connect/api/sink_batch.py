@@ -34,7 +34,7 @@ other attribute is empty.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Literal, overload
+from typing import Literal, TypeVar, overload
 
 from connect.api.records import SinkRecord
 
@@ -89,6 +89,9 @@ class TextRun(ValueRun):
     __slots__ = ()
 
 
+_Run = TypeVar("_Run", bound=ValueRun)
+
+
 class SinkRecordBatch(Sequence[SinkRecord]):
     """One ``put``'s records as JSON (or text) runs, and as SinkRecords made when first read.
 
@@ -127,16 +130,17 @@ class SinkRecordBatch(Sequence[SinkRecord]):
     @property
     def json_runs(self) -> tuple[JsonRun, ...]:
         """The runs when the texts are JSON documents (``kind == "json"``), else empty."""
-        if self.kind != "json":
-            return ()
-        return tuple(JsonRun(t, p, offsets, texts, self, start) for t, p, offsets, texts, start in self._runs)
+        return self._made_runs("json", JsonRun)
 
     @property
     def text_runs(self) -> tuple[TextRun, ...]:
         """The runs when the texts are UTF-8 strings (``kind == "text"``), else empty."""
-        if self.kind != "text":
+        return self._made_runs("text", TextRun)
+
+    def _made_runs(self, kind: RunKind, run_class: type[_Run]) -> tuple[_Run, ...]:
+        if self.kind != kind:
             return ()
-        return tuple(TextRun(t, p, offsets, texts, self, start) for t, p, offsets, texts, start in self._runs)
+        return tuple(run_class(t, p, offs, texts, self, start) for t, p, offs, texts, start in self._runs)
 
     def _made(self) -> list[SinkRecord]:
         records = self._records

@@ -49,7 +49,7 @@ class StringConverter(Converter, HeaderConverter):
     def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:
         encoding = _encoding(configs, "converter.encoding", "UTF-8")
         self.serializer_encoding = _encoding(configs, "serializer.encoding", encoding)
-        self._utf8 = self.serializer_encoding.replace("-", "").lower() == "utf8"
+        self._utf8 = codecs.lookup(self.serializer_encoding).name == "utf-8"
         self.deserializer_encoding = _encoding(configs, "deserializer.encoding", encoding)
         self._reads_utf8 = codecs.lookup(self.deserializer_encoding).name == "utf-8"
 

@@ -230,13 +230,12 @@ class WorkerSinkTask(WorkerTask):
         self.task.initialize(self.context)
         self.task.start(dict(self.task_config))
         # A transformation reads and replaces values, so it needs records whatever the task takes.
-        kinds: list[tuple[RunKind, Callable[[str, Sequence[bytes | None]], bool]]] = []
+        self._run_kinds = []
         if not self.chain.stages:
             if self.task.accepts_json_runs():
-                kinds.append(("json", self.value_converter.are_json_documents))
+                self._run_kinds.append(("json", self.value_converter.are_json_documents))
             if self.task.accepts_text_runs():
-                kinds.append(("text", self.value_converter.are_texts))
-        self._run_kinds = kinds
+                self._run_kinds.append(("text", self.value_converter.are_texts))
         if self.topics_regex:
             pattern = self.topics_regex if self.topics_regex.startswith("^") else "^" + self.topics_regex
             re.compile(pattern)

@@ -83,7 +83,7 @@ class FileStreamSinkTask(SinkTask):
         return True
 
     def put(self, records: Collection[SinkRecord]) -> None:
-        if isinstance(records, SinkRecordBatch) and records.text_runs:
+        if isinstance(records, SinkRecordBatch) and records.kind == "text":
             # Each text is a value's UTF-8 bytes: the line as the records would write it.
             data = b"".join(b"\n".join(run.texts) + b"\n" for run in records.text_runs)
         else:
