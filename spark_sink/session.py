@@ -114,6 +114,10 @@ def shared_session(master: str, app_name: str, conf: Mapping[str, str] | None = 
         if problem is not None:
             raise ConnectException(f"Cannot start Spark: {problem}")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        if master.startswith("local"):
+            # Spark otherwise looks for a non-loopback address of its own and warns, on every
+            # start, that the hostname resolves to loopback.
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         try:
             from pyspark.sql import SparkSession
         except ImportError as exc:

@@ -129,7 +129,7 @@ def test_a_jks_keystore_stops_the_command_line_worker(tmp_path: Path, bootstrap:
         "ssl.keystore.password=changeit\n"
     )
     result = subprocess.run(
-        [sys.executable, "-m", "connect.cli", "standalone", str(props)],
+        [sys.executable, "-m", "sluiceway.cli", "standalone", str(props)],
         capture_output=True,
         text=True,
         timeout=120,

@@ -1,14 +1,21 @@
-"""``make demo``'s pipelines, run the way the README runs them (``sluiceway demo``)."""
+"""``make demo``'s pipelines, run the way the README runs them."""
 
 from __future__ import annotations
 
 import contextlib
+import os
+import queue
+import signal
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
+from typing import IO
 
 import orjson
+import psutil
 import pyarrow.parquet as pq
 import pytest
 
@@ -16,10 +23,80 @@ from tests.support import ROOT
 
 pytestmark = pytest.mark.slow
 
+SUCCESS_LINES = (
+    "All 500 lines went through the topic 'demo-orders'",
+    "Every transaction change in bank.db up to the cut-off",
+    "And every one of them landed in the Spark table",
+    "Spark SQL over",
+)
+
+
+def _reader(stream: IO[str], into: queue.Queue[str | None]) -> None:
+    for line in stream:
+        into.put(line)
+    into.put(None)
+
+
+def test_make_demo_with_its_output_piped_succeeds_keeps_running_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    """`make demo` exactly as the README says, its output going to a pipe (no terminal): it
+    prints progress while it waits, its success lines once the cut-off arrived everywhere,
+    then keeps serving until SIGINT, and exits 0."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    make = subprocess.Popen(
+        ["make", "--no-print-directory", "demo", f"DEMO_ARGS=--data-dir {tmp_path}"],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,  # Spark's JVM writes its start-up notes there
+        text=True,
+    )
+    lines: queue.Queue[str | None] = queue.Queue()
+    threading.Thread(target=_reader, args=(make.stdout, lines), daemon=True).start()
+    seen: list[str] = []
+    try:
+        deadline = time.monotonic() + 360
+        while not any("press Ctrl-C" in line for line in seen):
+            assert make.poll() is None or not lines.empty(), "the demo ended early:\n" + "".join(seen)
+            with contextlib.suppress(queue.Empty):
+                line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+                if line is None:
+                    break
+                seen.append(line)
+            assert time.monotonic() < deadline, "no success within 360 s:\n" + "".join(seen)
+        out = "".join(seen)
+        for expected in SUCCESS_LINES:
+            assert expected in out, out
+        # Progress came while it waited, as plain lines (no terminal here).
+        assert any(line.startswith("[") and " s] " in line and "order lines written" in line for line in seen)
+        assert "did not deliver" not in out
+        # Still running: the worker answers on its REST port and the writer goes on.
+        demo = [
+            p for p in psutil.Process(make.pid).children(recursive=True) if "demo" in " ".join(p.cmdline())
+        ]
+        assert demo, "make's child `sluiceway demo`"
+        rows = _rows(tmp_path / "bank.db")
+        time.sleep(1.5)
+        assert make.poll() is None
+        assert _rows(tmp_path / "bank.db") > rows
+        demo[0].send_signal(signal.SIGINT)  # Ctrl-C
+        assert make.wait(60) == 0
+    finally:
+        if make.poll() is None:
+            for child in psutil.Process(make.pid).children(recursive=True):
+                child.kill()
+            make.kill()
+            make.wait(30)
+
+
+def _rows(db: Path) -> int:
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        return int(conn.execute("SELECT count(*) FROM transactions").fetchone()[0])
+
 
 def test_the_demo_runs_both_pipelines_to_the_end(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "connect.cli", "demo", "--exit-when-done", "--data-dir", str(tmp_path)],
+        [sys.executable, "-m", "sluiceway.cli", "demo", "--exit-when-done", "--data-dir", str(tmp_path)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -51,4 +128,5 @@ def test_the_demo_runs_both_pipelines_to_the_end(tmp_path: Path) -> None:
     lake = pq.read_table(tmp_path / "bank-lake").to_pylist()
     assert len({r["_offset"] for r in lake}) == len(lake) == len(rows)
     assert final <= {(r["id"], r["status"]) for r in lake}
-    assert "Spark SQL over" in done.stdout and "settled" in done.stdout
+    for expected in SUCCESS_LINES:
+        assert expected in done.stdout, done.stdout

@@ -1,6 +1,6 @@
 """Kafka's tools end to end: ``sluiceway topics | console-producer | console-consumer |
 consumer-groups | configs`` run as the user runs them, in subprocesses
-(``python -m connect.cli ...``), against a real broker this module starts on an
+(``python -m sluiceway.cli ...``), against a real broker this module starts on an
 ephemeral port.
 
 Commands are written as a user types them (split with shlex); every effect a tool
@@ -31,7 +31,7 @@ RUN_TIMEOUT_S = 120
 
 
 def argv(command: str) -> list[str]:
-    return [sys.executable, "-m", "connect.cli", *shlex.split(command)]
+    return [sys.executable, "-m", "sluiceway.cli", *shlex.split(command)]
 
 
 def tool(command: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -2,7 +2,7 @@
 
 One ``EmbeddedConnect`` (a real broker and a standalone worker with its REST API, in
 this process) serves the module; every test uses connectors, files and topics of its
-own. Each command runs as ``python -m connect.cli ctl --url URL ...`` (stdout is a
+own. Each command runs as ``python -m sluiceway.cli ctl --url URL ...`` (stdout is a
 pipe, so progress comes as plain lines on stderr), and its effect is checked through
 the REST API and the topics, never through the CLI's own output alone.
 """
@@ -43,7 +43,7 @@ def run_ctl(
     url: str | None, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if k != "SLUICEWAY_CONNECT_URL"}
-    command = [sys.executable, "-m", "connect.cli", "ctl"] + (["--url", url] if url else []) + list(args)
+    command = [sys.executable, "-m", "sluiceway.cli", "ctl"] + (["--url", url] if url else []) + list(args)
     return subprocess.run(
         command, input=stdin, capture_output=True, text=True, timeout=180, env={**base, **(env or {})}
     )

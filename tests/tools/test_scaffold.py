@@ -62,7 +62,7 @@ def _run(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProces
 def _generate_install_and_test(python: Path, kind: str, name: str, where: Path) -> dict[str, str]:
     """Generate with ``sluiceway new``, pip-install, run the package's tests: test name -> outcome."""
     target = where / name
-    made = _run([sys.executable, "-m", "connect.cli", "new", kind, name, "--directory", str(target)])
+    made = _run([sys.executable, "-m", "sluiceway.cli", "new", kind, name, "--directory", str(target)])
     assert made.returncode == 0, made.stderr
     assert str(target) in made.stdout
     lint = _run([sys.executable, "-m", "ruff", "check", "--no-cache", "."], cwd=target)

@@ -618,7 +618,7 @@ def test_snapshot_progress_is_exported_and_shown_by_ctl(cdc: Cdc, cdc_db: CdcDat
 
     def ctl(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "connect.cli", "ctl", "--url", cdc.connect.url, *args],
+            [sys.executable, "-m", "sluiceway.cli", "ctl", "--url", cdc.connect.url, *args],
             capture_output=True,
             text=True,
             timeout=60,

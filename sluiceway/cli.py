@@ -53,7 +53,7 @@ COMMANDS: dict[str, str] = {
     "broker": "broker.cli",
     "standalone": "connect.standalone",
     "distributed": "connect.distributed",
-    "demo": "connect.demo",
+    "demo": "sluiceway.demo",
     "ctl": "sluiceway.ctl.cli",
     "topics": "sluiceway.broker_tools.topics",
     "console-producer": "sluiceway.broker_tools.console_producer",
