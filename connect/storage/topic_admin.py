@@ -178,23 +178,35 @@ def _check_cleanup_policy(
             KafkaError.CLUSTER_AUTHORIZATION_FAILED,
             KafkaError.UNKNOWN_TOPIC_OR_PART,
         ):
-            log.info(
-                "Unable to use admin client to verify the cleanup policy of '%s' topic is '%s' (%s)",
-                topic,
-                COMPACT,
-                err.str(),
-            )
+            log.debug("could not describe the configs of topic %s: %s", topic, err.str())
+            verify_cleanup_policy(topic, purpose, None)
             return
         raise ConnectException(
             f"Error while attempting to describe topic config for topic '{topic}' on brokers at {bootstrap}: "
             f"{err.str()}"
         ) from exc
     entry = entries.get(CLEANUP_POLICY)
-    value = getattr(entry, "value", None)
-    if not value:
-        log.debug("found no cleanup.policy for topic %s", topic)
-        return
-    policies = {p.strip().lower() for p in str(value).split(",") if p.strip()}
+    verify_cleanup_policy(topic, purpose, getattr(entry, "value", None))
+
+
+def verify_cleanup_policy(topic: str, purpose: InternalTopic, value: str | None) -> bool:
+    """Judge an internal topic's ``cleanup.policy`` as the broker reported it (None: not
+    reported). True when it is ``compact`` alone; False, with an INFO line saying it was not
+    checked, when the broker did not say (an older broker, or no DescribeConfigs ACL), as
+    Kafka's ``TopicAdmin.verifyTopicCleanupPolicyOnlyCompact`` does; raises when it is
+    anything else."""
+    policies = {p.strip().lower() for p in str(value or "").split(",") if p.strip()}
+    if not policies:
+        log.info(
+            "Unable to use admin client to verify the cleanup policy of '%s' topic is '%s', either "
+            "because the broker is an older version or because the Kafka Connect worker does not "
+            "have the necessary topic ACLs. Please check the topic's cleanup policy, which is "
+            "required for this Kafka Connect worker to operate properly (the topic holds %s).",
+            topic,
+            COMPACT,
+            purpose.purpose,
+        )
+        return False
     if policies != {COMPACT}:
         found = ",".join(sorted(policies))
         raise TopicMisconfigured(
@@ -206,6 +218,7 @@ def _check_cleanup_policy(
             f"Change the '{purpose.topic_key}' property in the Connect worker configurations to use a topic "
             f"with '{CLEANUP_POLICY}={COMPACT}'."
         )
+    return True
 
 
 def _partition_count(admin: AdminClient, topic: str, timeout: float) -> int:

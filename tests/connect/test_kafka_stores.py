@@ -8,6 +8,7 @@ reads, and that records a Java worker (or garbage) put in the topic are handled.
 from __future__ import annotations
 
 import base64
+import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -23,7 +24,13 @@ from connect.storage.kafka_configs import KafkaConfigBackingStore, RestartReques
 from connect.storage.kafka_offsets import KafkaOffsetBackingStore
 from connect.storage.kafka_status import KafkaStatusBackingStore
 from connect.storage.offsets import ConnectorOffsetReader, OffsetStorageWriter, offset_key
-from connect.storage.topic_admin import CONFIG_TOPIC, OFFSETS_TOPIC, STATUS_TOPIC, ensure_internal_topic
+from connect.storage.topic_admin import (
+    CONFIG_TOPIC,
+    OFFSETS_TOPIC,
+    STATUS_TOPIC,
+    ensure_internal_topic,
+    verify_cleanup_policy,
+)
 from tests.support import unique, wait_until
 
 Raw = tuple[bytes | None, bytes | None, int, int]  # key, value, partition, offset
@@ -242,6 +249,32 @@ def test_a_topic_that_is_not_compact_only_is_refused(shared_broker: EmbeddedBrok
         "future. Change the 'offset.storage.topic' property in the Connect worker configurations to use a "
         "topic with 'cleanup.policy=compact'."
     )
+
+
+@pytest.mark.parametrize("reported", [None, "", " "])
+def test_a_cleanup_policy_the_broker_does_not_report_is_said_to_be_unchecked(
+    caplog: pytest.LogCaptureFixture, reported: str | None
+) -> None:
+    """A broker that leaves cleanup.policy out of DescribeConfigs (older ones, or a worker
+    without the ACL): the worker goes on, and says at INFO that it could not check, as
+    Kafka's TopicAdmin does, so the operator knows."""
+    with caplog.at_level(logging.INFO, logger="connect.storage.topic_admin"):
+        assert verify_cleanup_policy("connect-configs", CONFIG_TOPIC, reported) is False
+    [line] = [r for r in caplog.records if r.name == "connect.storage.topic_admin"]
+    assert line.levelno == logging.INFO
+    assert line.getMessage().startswith(
+        "Unable to use admin client to verify the cleanup policy of 'connect-configs' topic is 'compact'"
+    )
+    assert "connector configurations" in line.getMessage()
+
+
+def test_a_compact_cleanup_policy_is_verified_quietly(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.DEBUG, logger="connect.storage.topic_admin"):
+        assert verify_cleanup_policy("connect-offsets", OFFSETS_TOPIC, "compact") is True
+        assert verify_cleanup_policy("connect-offsets", OFFSETS_TOPIC, " Compact ") is True
+    assert not [r for r in caplog.records if r.name == "connect.storage.topic_admin"]
+    with pytest.raises(ConnectException, match=r"cleanup\.policy=delete"):
+        verify_cleanup_policy("connect-offsets", OFFSETS_TOPIC, "delete")
 
 
 def test_a_replication_factor_the_cluster_cannot_have_names_the_setting(
