@@ -9,8 +9,8 @@ APT_PACKAGES := kcat chromium
 .PHONY: help install system-deps demo test test-fast lint docs typecheck bench-broker bench-file bench-transforms bench-failover bench-jdbc bench-spark bench-elasticsearch bench-s3 broker clean
 
 help:
-	@echo "make demo          a file -> topic -> file pipeline on the embedded broker (Ctrl-C stops it)"
-	@echo "make test          install everything (venv, Python deps, Debian packages) and run the tests"
+	@echo "make demo          file and bank pipelines on the embedded broker, checked end to end (Ctrl-C stops it)"
+	@echo "make test          install everything (venv, Python deps, Debian packages), then lint, types and the tests"
 	@echo "make test-fast     the tests without the slow system tests"
 	@echo "make broker        run the broker with config/broker.properties"
 	@echo "make bench-broker  broker throughput benchmark (prints ratios)"
@@ -27,37 +27,44 @@ help:
 install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
-	touch $@
+	@echo "Installing Sluiceway and its Python dependencies into $(VENV) (PySpark is the largest: the first time takes a few minutes)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(BIN)/pip install --quiet --upgrade pip
+	@$(BIN)/pip install --quiet -e '.[test]'
+	@touch $@
 
 # Debian packages the tests drive: kcat (a Kafka client this project did not write), chromium
 # (the web console's browser tests, through Playwright),
 # PostgreSQL and MariaDB server binaries for the JDBC tests' throwaway servers, and a Java
 # 17+ runtime for Spark 4 (each skipped when already there, from whatever package).
-system-deps:
+system-deps: install
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || missing="$$missing postgresql"; \
 	command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] || missing="$$missing mariadb-server"; \
 	java_major=$$( { "$${JAVA_HOME:+$$JAVA_HOME/bin/}java" -version 2>&1 || true; } | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1); \
 	if [ -z "$$java_major" ] || [ "$$java_major" -lt 17 ]; then missing="$$missing openjdk-17-jre-headless"; fi; \
 	if [ -n "$$missing" ]; then \
-	  echo "installing Debian packages:$$missing"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  echo "Installing Debian packages:$$missing (a few minutes; the log is in $(VENV)/apt.log)"; \
+	  { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; } \
+	    >$(VENV)/apt.log 2>&1 || { tail -30 $(VENV)/apt.log; exit 1; }; \
 	fi
 
+# DEMO_ARGS: more arguments for `sluiceway demo` (--data-dir, --rest-port, --broker-port, ...).
 demo: install
-	$(BIN)/sluiceway demo
+	$(BIN)/sluiceway demo $(DEMO_ARGS)
 
-test: install system-deps
+# Lint and types first: they take seconds, the suite about twenty minutes on 2 cores.
+test: install system-deps lint typecheck
 	$(BIN)/python -m pytest
 
 test-fast: install
 	$(BIN)/python -m pytest -m "not slow"
 
+LINTED := broker connect connectors transforms spark_sink sluiceway tests benchmarks
+
 lint: install
-	$(BIN)/ruff check broker connect connectors transforms spark_sink sluiceway tests benchmarks
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check --quiet $(LINTED)
 
 typecheck: install
 	$(BIN)/mypy
