@@ -253,7 +253,8 @@ async def run(
         console.print(f"  curl -s {url}/connectors/demo-bank-source/offsets")
         console.print(f"  curl -s -X PUT {url}/connectors/demo-file-sink/pause")
         console.print(f"  kcat -b 127.0.0.1:{broker_port} -C -t {pipelines.BANK_TOPIC} -o beginning -e")
-        console.print(f"  tail -f {demo.bank_out}    (the writer keeps adding transactions)")
+        if not exit_when_done:
+            console.print(f"  tail -f {demo.bank_out}    (the writer keeps adding transactions)")
         console.print(
             f"  append lines to {pipelines.SAMPLE.name}? they flow to {demo.output.name} while it runs"
         )

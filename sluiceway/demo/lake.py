@@ -53,7 +53,7 @@ def totals(lake: Path) -> Table:
 
     spark = SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
     spark.read.parquet(str(lake)).createOrReplaceTempView("bank_lake")
-    t = Table(title=f"Spark SQL over {lake}: totals per account", title_justify="left")
+    t = Table(title=f"Spark SQL over {lake.name}: totals per account", title_justify="left")
     for column in ("account", "transactions", "settled", "pending"):
         t.add_column(column, justify="right")
     for row in spark.sql(TOTALS_SQL).collect():
