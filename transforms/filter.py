@@ -15,7 +15,7 @@ predicate matches and drops the rest. Filter itself has no settings.
 
 from __future__ import annotations
 
-from connect.api import ConfigModel, ConnectRecord, Transformation
+from connect.api import ConfigModel, ConnectRecord, RecordColumns, Transformation
 
 
 class FilterConfig(ConfigModel):
@@ -28,3 +28,6 @@ class Filter(Transformation[ConnectRecord]):
 
     def apply(self, record: ConnectRecord) -> None:
         return None
+
+    def apply_columns(self, batch: RecordColumns[ConnectRecord]) -> None:
+        batch.dropped = list(range(len(batch)))

@@ -19,6 +19,7 @@ from connect.api import (
     ConnectRecord,
     DataException,
     Field,
+    RecordColumns,
     Schema,
     SchemaBuilder,
     Struct,
@@ -64,6 +65,28 @@ class HoistField(PartTransformation):
         except DataException as exc:
             raise record_error(self, record, str(exc)) from None
         return self.replace(record, hoisted, struct)
+
+    def apply_columns(self, batch: RecordColumns[ConnectRecord]) -> None:
+        schemas, values = self.columns(batch)
+        field = self.field
+        cache = self._schemas
+        from_values = Struct.from_values
+        out_schemas: list[Schema | None] = []
+        out_values: list[Any] = []
+        last: Schema | None = None
+        hoisted: Schema | None = None
+        for schema, value in zip(schemas, values, strict=True):
+            if schema is None:
+                out_schemas.append(None)
+                out_values.append({field: value})
+                continue
+            if schema is not last:
+                hoisted = cache.get_or_compute(schema, self._hoisted)
+                last = schema
+            assert hoisted is not None
+            out_values.append(from_values(hoisted, (value,)))  # raises: the chain goes record by record
+            out_schemas.append(hoisted)
+        self.set_columns(batch, out_schemas, out_values)
 
     def _hoisted(self, schema: Schema) -> Schema:
         return SchemaBuilder.struct().field(self.field, schema).build()

@@ -26,8 +26,10 @@ from connect.api import (
     ConnectRecord,
     DataException,
     Field,
+    RecordColumns,
     Schema,
     SchemaBuilder,
+    SinkRecord,
     Struct,
     Timestamp,
     importance,
@@ -182,6 +184,85 @@ class InsertField(PartTransformation):
         except DataException as exc:
             raise record_error(self, record, str(exc)) from None
         return self.replace(record, updated, out)
+
+    def apply_columns(self, batch: RecordColumns[ConnectRecord]) -> None:
+        """``apply`` over the columns: the same values, no record made. A row it cannot do
+        here (not a map or struct, an offset of a source record) raises, and the chain then
+        runs the stage record by record, where the error names the record."""
+        schemas, values = self.columns(batch)
+        if self.offset is not None and not all(isinstance(r, SinkRecord) for r in batch.records):
+            raise DataException("offset.field needs sink records")
+        topics, partitions, timestamps = batch.topic, batch.kafka_partition, batch.timestamp
+        offsets = (
+            [getattr(r, "kafka_offset", None) for r in batch.records] if self.offset is not None else None
+        )
+        topic, partition, offset, timestamp, static = (
+            self.topic,
+            self.partition,
+            self.offset,
+            self.timestamp,
+            self.static,
+        )
+        static_value, replace_null = self.static_value, self.replace_null
+        cache = self._schemas
+        from_values, unchecked = Struct.from_values, Struct.unchecked
+        specs = [spec for spec in (topic, partition, offset, timestamp, static) if spec is not None]
+        inserted = len(specs)
+        required_inserted = any(not spec.optional for spec in specs)
+        out_schemas: list[Schema | None] = []
+        out_values: list[Any] = []
+        last: Schema | None = None
+        updated: Schema | None = None
+        for i, (schema, value) in enumerate(zip(schemas, values, strict=True)):
+            if value is None:
+                out_schemas.append(schema)
+                out_values.append(None)
+                continue
+            if schema is None:
+                if type(value) is not dict:
+                    raise DataException("not a map")
+                out = dict(value)
+                if topic is not None:
+                    out[topic.name] = topics[i]
+                if partition is not None and partitions[i] is not None:
+                    out[partition.name] = partitions[i]
+                if offsets is not None and offset is not None:
+                    out[offset.name] = offsets[i]
+                if timestamp is not None and timestamps[i] is not None:
+                    out[timestamp.name] = timestamps[i]
+                if static is not None:
+                    out[static.name] = static_value
+                out_schemas.append(None)
+                out_values.append(out)
+                continue
+            if type(value) is not Struct:
+                raise DataException("not a struct")
+            own = value.schema
+            if own is not last:
+                updated = cache.get_or_compute(own, self._updated_schema)
+                last = own
+            assert updated is not None
+            row = value.values(replace_null)
+            if topic is not None:
+                row.append(topics[i])
+            if partition is not None:
+                row.append(partitions[i])
+            if offsets is not None:
+                row.append(offsets[i])
+            if timestamp is not None:
+                ts = timestamps[i]
+                row.append(None if ts is None else Timestamp.to_logical(Timestamp.SCHEMA, ts))
+            if static is not None:
+                row.append(static_value)
+            # The struct's own values were checked when it was made, and the inserted ones
+            # have their fields' types by construction: only a null in a required inserted
+            # field needs the full check (which then raises).
+            if required_inserted and None in row[len(row) - inserted :]:
+                out_values.append(from_values(updated, row))
+            else:
+                out_values.append(unchecked(updated, row))
+            out_schemas.append(updated)
+        self.set_columns(batch, out_schemas, out_values)
 
     def _updated_schema(self, schema: Schema) -> Schema:
         builder = copy_basics(schema, SchemaBuilder.struct())

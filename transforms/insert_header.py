@@ -22,6 +22,7 @@ from connect.api import (
     Field,
     Header,
     Headers,
+    RecordColumns,
     Schema,
     Transformation,
     importance,
@@ -74,3 +75,16 @@ class InsertHeader(Transformation[ConnectRecord]):
         else:
             headers.add(self.header, copy.deepcopy(self.value), self.schema)
         return record.new_record(headers=headers)
+
+    def apply_columns(self, batch: RecordColumns[ConnectRecord]) -> None:
+        shared = self._header
+        new_headers = Headers
+        out: list[Headers | None] = []
+        for own in batch.headers:
+            headers = own.copy() if own else new_headers()
+            if shared is not None:
+                headers.add_header(shared)
+            else:
+                headers.add(self.header, copy.deepcopy(self.value), self.schema)
+            out.append(headers)
+        batch.headers = out

@@ -13,7 +13,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import Any, ClassVar
 
-from connect.api import ConnectRecord, Schema, Transformation
+from connect.api import ConnectRecord, RecordColumns, Schema, Transformation
 
 
 class PartTransformation(Transformation[ConnectRecord]):
@@ -35,6 +35,16 @@ class PartTransformation(Transformation[ConnectRecord]):
     def replace(record: ConnectRecord, schema: Schema | None, value: Any) -> ConnectRecord:
         """The record with this part replaced by ``schema`` and ``value``."""
 
+    @staticmethod
+    @abstractmethod
+    def columns(batch: RecordColumns[Any]) -> tuple[list[Any], list[Any]]:
+        """This part's (schemas, values) columns of a batch."""
+
+    @staticmethod
+    @abstractmethod
+    def set_columns(batch: RecordColumns[Any], schemas: list[Any], values: list[Any]) -> None:
+        """Replace this part's columns."""
+
 
 class Key:
     """Mixin: the transformation works on the record's key."""
@@ -53,6 +63,14 @@ class Key:
     def replace(record: ConnectRecord, schema: Schema | None, value: Any) -> ConnectRecord:
         return record.with_key(schema, value)
 
+    @staticmethod
+    def columns(batch: RecordColumns[Any]) -> tuple[list[Any], list[Any]]:
+        return batch.key_schema, batch.key
+
+    @staticmethod
+    def set_columns(batch: RecordColumns[Any], schemas: list[Any], values: list[Any]) -> None:
+        batch.key_schema, batch.key = schemas, values
+
 
 class Value:
     """Mixin: the transformation works on the record's value."""
@@ -70,3 +88,11 @@ class Value:
     @staticmethod
     def replace(record: ConnectRecord, schema: Schema | None, value: Any) -> ConnectRecord:
         return record.with_value(schema, value)
+
+    @staticmethod
+    def columns(batch: RecordColumns[Any]) -> tuple[list[Any], list[Any]]:
+        return batch.value_schema, batch.value
+
+    @staticmethod
+    def set_columns(batch: RecordColumns[Any], schemas: list[Any], values: list[Any]) -> None:
+        batch.value_schema, batch.value = schemas, values

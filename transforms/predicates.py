@@ -7,7 +7,15 @@ from typing import Any
 
 from pydantic import field_validator
 
-from connect.api import ConfigModel, ConnectRecord, Field, Predicate, compile_java_regex, importance
+from connect.api import (
+    ConfigModel,
+    ConnectRecord,
+    Field,
+    Predicate,
+    RecordColumns,
+    compile_java_regex,
+    importance,
+)
 
 
 class TopicNameMatchesConfig(ConfigModel):
@@ -41,6 +49,17 @@ class TopicNameMatches(Predicate[ConnectRecord]):
     def test(self, record: ConnectRecord) -> bool:
         return record.topic is not None and self.pattern.fullmatch(record.topic) is not None
 
+    def test_columns(self, batch: RecordColumns[ConnectRecord]) -> list[bool]:
+        # Decided once per topic: a batch has few.
+        decided: dict[str, bool] = {}
+        out = []
+        for topic in batch.topic:
+            hit = decided.get(topic)
+            if hit is None:
+                hit = decided[topic] = topic is not None and self.pattern.fullmatch(topic) is not None
+            out.append(hit)
+        return out
+
 
 class HasHeaderKeyConfig(ConfigModel):
     name: str = Field(alias="name", description="The header name.", json_schema_extra=importance("MEDIUM"))
@@ -65,6 +84,10 @@ class HasHeaderKey(Predicate[ConnectRecord]):
     def test(self, record: ConnectRecord) -> bool:
         return record.has_headers and record.headers.last_with_name(self.name) is not None
 
+    def test_columns(self, batch: RecordColumns[ConnectRecord]) -> list[bool]:
+        name = self.name
+        return [h is not None and bool(h) and h.last_with_name(name) is not None for h in batch.headers]
+
 
 class RecordIsTombstone(Predicate[ConnectRecord]):
     """True for tombstones: records whose value is null."""
@@ -76,3 +99,6 @@ class RecordIsTombstone(Predicate[ConnectRecord]):
 
     def test(self, record: ConnectRecord) -> bool:
         return record.value is None
+
+    def test_columns(self, batch: RecordColumns[ConnectRecord]) -> list[bool]:
+        return [v is None for v in batch.value]

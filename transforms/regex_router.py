@@ -21,6 +21,7 @@ from connect.api import (
     ConfigModel,
     ConnectRecord,
     Field,
+    RecordColumns,
     Transformation,
     compile_java_regex,
     importance,
@@ -142,6 +143,18 @@ class RegexRouter(Transformation[ConnectRecord]):
             if len(self._routes) < _MAX_ROUTES:  # a connector has few topics; stay bounded anyway
                 self._routes[topic] = routed
         return record if routed == topic else record.new_record(topic=routed)
+
+    def apply_columns(self, batch: RecordColumns[ConnectRecord]) -> None:
+        routes = self._routes
+        out = []
+        for topic in batch.topic:
+            routed = routes.get(topic)
+            if routed is None:
+                routed = self._route(topic)
+                if len(routes) < _MAX_ROUTES:
+                    routes[topic] = routed
+            out.append(routed)
+        batch.topic = out
 
     def _route(self, topic: str) -> str:
         if self.pattern.fullmatch(topic) is None:

@@ -35,6 +35,7 @@ from connect.api import (
     ConnectRecord,
     DataException,
     Field,
+    RecordColumns,
     Schema,
     SchemaBuilder,
     Struct,
@@ -172,6 +173,60 @@ class ReplaceField(PartTransformation):
         except DataException as exc:
             raise record_error(self, record, str(exc)) from None
         return self.replace(record, updated, out)
+
+    def apply_columns(self, batch: RecordColumns[ConnectRecord]) -> None:
+        """``apply`` over the columns; a row that is neither a map nor a struct raises, and
+        the chain runs the stage record by record, where the error names the record."""
+        schemas, values = self.columns(batch)
+        cache = self._schemas
+        unchecked = Struct.unchecked
+        out_schemas: list[Schema | None] = []
+        out_values: list[Any] = []
+        last: Schema | None = None
+        plan: tuple[Schema, tuple[int, ...]] | None = None
+        identity: tuple[int, ...] = ()
+        for schema, value in zip(schemas, values, strict=True):
+            if value is None:
+                out_schemas.append(schema)
+                out_values.append(None)
+            elif schema is None:
+                if type(value) is not dict:
+                    raise DataException("not a map")
+                out_schemas.append(None)
+                out_values.append(self._renamed_map(value))
+            else:
+                if type(value) is not Struct:
+                    raise DataException("not a struct")
+                own = value.schema
+                if own is not last:
+                    plan = cache.get_or_compute(own, self._derive)
+                    last = own
+                    identity = tuple(range(len(own.fields)))
+                assert plan is not None
+                updated, sources = plan
+                if updated is own:
+                    out_schemas.append(schema)
+                    out_values.append(value)
+                    continue
+                row = value.values(self.replace_null)
+                # Each kept value keeps its field's schema, and was checked when the struct
+                # was made: nothing to check again.
+                out_values.append(
+                    unchecked(updated, row if sources == identity else [row[i] for i in sources])
+                )
+                out_schemas.append(updated)
+        self.set_columns(batch, out_schemas, out_values)
+
+    def _renamed_map(self, data: dict[Any, Any]) -> dict[Any, Any]:
+        renames = self.renames
+        out: dict[Any, Any] = {}
+        renamed = False
+        for k, v in data.items():
+            if self.keep(k):
+                new = renames.get(k, k)
+                renamed = renamed or new != k
+                out[new] = v
+        return data if not renamed and len(out) == len(data) else out
 
     def _derive(self, schema: Schema) -> tuple[Schema, tuple[int, ...]]:
         builder = copy_basics(schema, SchemaBuilder.struct())

@@ -10,7 +10,9 @@ This package imports nothing from the runtime; plugins import only from here.
 - Data: ``Schema``, ``SchemaBuilder``, ``Struct``, ``Type`` and the logical types
   ``Decimal``, ``Date``, ``Time``, ``Timestamp`` (``connect.api.data``).
 - Settings: ``ConnectorConfig`` and pydantic's ``Field`` (``connect.api.config``).
-- Transforms: ``Transformation``, ``Predicate``; converters: ``Converter``, ``HeaderConverter``.
+- Transforms: ``Transformation``, ``Predicate`` and ``RecordColumns``, the batch their
+  optional batch forms work on (``connect.api.record_columns``).
+- Converters: ``Converter``, ``HeaderConverter``.
 - Errors: ``ConnectException``, ``RetriableException``, ``DataException``.
 - ``compile_java_regex``: the Java regexes Kafka configs carry, compiled for Python.
 
@@ -64,6 +66,7 @@ from connect.api.errors import (
 from connect.api.headers import Header, Headers
 from connect.api.java_regex import compile_java_regex
 from connect.api.plugin_metrics import PluginMetrics
+from connect.api.record_columns import RecordColumns
 from connect.api.records import ConnectRecord, SinkRecord, SourceRecord, TimestampType, TopicPartition
 from connect.api.sink_batch import JsonRun, SinkRecordBatch, TextRun, ValueRun
 from connect.api.task import (
@@ -108,6 +111,7 @@ __all__ = [
     "OffsetStorageReader",
     "PluginMetrics",
     "Predicate",
+    "RecordColumns",
     "RecordMetadata",
     "RetriableException",
     "Schema",

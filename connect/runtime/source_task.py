@@ -20,14 +20,16 @@ from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-def
 
 from connect.api.converter import Converter, HeaderConverter
 from connect.api.errors import ConnectException, RetriableException
+from connect.api.headers import Headers
 from connect.api.plugin_metrics import NoPluginMetrics, PluginMetrics
+from connect.api.record_columns import RecordColumns
 from connect.api.records import SourceRecord
-from connect.api.task import RecordMetadata, SourceTask, SourceTaskContext, partition_key
+from connect.api.task import SourceTask, SourceTaskContext
 from connect.runtime.errors import TOLERATED, RetryWithToleranceOperator, Stage
+from connect.runtime.source_delivery import BulkAcks, PerRecordAcks, wants_per_record_acks
 from connect.runtime.status import ConnectorTaskId, StatusListener, TargetState
-from connect.runtime.submitted_records import PartitionKey, SubmittedRecord, SubmittedRecords
 from connect.runtime.topic_creation import TopicCreation
-from connect.runtime.transformation_chain import TransformationChain
+from connect.runtime.transformation_chain import ChainOutput, TransformationChain
 from connect.runtime.worker_task import WorkerTask
 from connect.storage.offsets import ConnectorOffsetReader, OffsetStorageWriter
 
@@ -91,26 +93,22 @@ class WorkerSourceTask(WorkerTask):
         self.flush_timeout_s = flush_timeout_ms / 1000
         self.topic_creation = topic_creation
         self.topic_tracking = topic_tracking
-        # A task that wants commit_record() needs a delivery report per record; every
-        # other task only hears about failures, and offsets are committed after a flush
-        # has confirmed everything sent before it (far fewer Python calls per record).
-        self.per_record_acks = type(task).commit_record is not SourceTask.commit_record
-        if self.per_record_acks:
-            self.producer_config = dict(producer_config)
+        # Delivery semantics, chosen once: a task that wants commit_record() needs a
+        # delivery report per record; every other one only hears about failures.
+        self.delivery: BulkAcks | PerRecordAcks
+        if wants_per_record_acks(task):
+            self.delivery = PerRecordAcks(task, str(task_id), self._tolerate_failed_send)
         else:
-            self.producer_config = {
-                **producer_config,
-                "delivery.report.only.error": True,
-                "on_delivery": self._on_failed_delivery,
-            }
-        self.submitted = SubmittedRecords()
-        self._latest: dict[PartitionKey, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
+            self.delivery = BulkAcks(str(task_id), self._on_failed_delivery)
+        self.producer_config = self.delivery.producer_config(producer_config)
         self.producer: Producer | None = None
         self._producer_error: BaseException | None = None
         self._known_topics: set[str] = set()
         self._used_topics: set[str] = set()
         self._to_send: list[SourceRecord] = []
-        self._next = 0
+        self._next = 0  # the next polled record to send (or to count as dropped)
+        self._out: ChainOutput[SourceRecord] | None = None  # the chain's columns of _to_send
+        self._row = 0  # the next row of _out to send
         self._last_commit = time.monotonic()
 
     # -- lifecycle --------------------------------------------------------------------
@@ -146,7 +144,8 @@ class WorkerSourceTask(WorkerTask):
                 continue
             if self._next >= len(self._to_send):
                 self._to_send = self._poll()
-                self._next = 0
+                self._next = self._row = 0
+                self._out = self._transform(self._to_send) if self._to_send else None
                 if not self._to_send:
                     self.producer.poll(0)
                     self._raise_producer_error()
@@ -171,30 +170,43 @@ class WorkerSourceTask(WorkerTask):
         self.metrics.batch(len(records), (time.perf_counter() - started) * 1000)
         return records if isinstance(records, list) else list(records)
 
+    def _transform(self, records: list[SourceRecord]) -> ChainOutput[SourceRecord]:
+        """The poll through the chain, as columns; without transformations, the records'
+        own fields as columns (no copies either way)."""
+        if self.chain.stages:
+            out = self.chain.apply_batch(records, self.operator, _source_context)
+            self.metrics.records_skipped += out.skipped
+            return out
+        return ChainOutput(RecordColumns(records), list(range(len(records))), 0)
+
     def _send_all(self) -> None:
         """Send the polled records from ``_next`` on; returns early only when stopping.
 
-        The loop body is the per-record hot path, kept to local variables: no
-        per-record closures, dicts or operator calls unless a record needs them (a
-        converter or transformation that fails goes to the operator, which retries,
-        reports or skips it), and offsets are noted per source partition as the
-        partition changes rather than per record.
+        The loop body is the per-record hot path, kept to local variables over the chain's
+        columns: no per-record closures, dicts or operator calls unless a record needs them
+        (a converter that fails goes to the operator, which retries, reports or skips it),
+        and with bulk acks offsets are noted per source partition as the partition
+        changes rather than per record (``benchmarks/file_pipeline.py`` pays for this).
         """
         producer = self.producer
-        assert producer is not None
+        assert producer is not None and self._out is not None
         produce = producer.produce
         records = self._to_send
-        stages = self.chain.stages
-        per_record = self.per_record_acks
+        columns, origin = self._out.columns, self._out.origin
+        topics, partitions, timestamps = columns.topic, columns.kafka_partition, columns.timestamp
+        key_schemas, keys = columns.key_schema, columns.key
+        value_schemas, values, headers_of = columns.value_schema, columns.value, columns.headers
+        delivery = self.delivery
+        bulk = delivery if isinstance(delivery, BulkAcks) else None
         key_from = self.key_converter.from_connect_data
         value_from = self.value_converter.from_connect_data
         known = self._known_topics
         stopping = self._stopping
-        i = start = self._next
-        skipped_before = self.metrics.records_skipped
-        n = len(records)
-        # The newest sent offset of the partition being sent right now; noted in
-        # _latest whenever the partition changes and when the loop ends.
+        i, j = self._next, self._row
+        sent = 0
+        n, rows = len(records), len(origin)
+        # The newest sent offset of the partition being sent right now; noted whenever the
+        # partition changes and when the loop ends.
         cur_partition: Mapping[str, Any] | None = None
         cur_offset: Mapping[str, Any] | None = None
         null_topic: str | None = None
@@ -203,69 +215,75 @@ class WorkerSourceTask(WorkerTask):
         try:
             while i < n:
                 record = records[i]
-                out = self._transform(record) if stages else record
-                if out is None:
+                if j >= rows or origin[j] != i:
+                    # Dropped by a transformation (or skipped by error tolerance in the chain).
+                    self._flush_run(cur_partition, cur_offset)
+                    cur_partition = cur_offset = None
+                    delivery.dropped(record)
                     i += 1
-                    self._commit_record(record, None)
                     continue
-                topic = out.topic
+                topic = topics[j]
+                key_schema, key_in = key_schemas[j], keys[j]
                 key: Any
                 value: Any
                 headers: Any = None
                 try:
-                    if out.key is None and topic == null_topic and out.key_schema is null_schema:
+                    if key_in is None and topic == null_topic and key_schema is null_schema:
                         key = null_key  # most keys are null: convert null once per topic and batch
                     else:
-                        key = key_from(topic, out.key_schema, out.key)
-                        if out.key is None:
-                            null_topic, null_schema, null_key = topic, out.key_schema, key
+                        key = key_from(topic, key_schema, key_in)
+                        if key_in is None:
+                            null_topic, null_schema, null_key = topic, key_schema, key
                 except Exception as exc:
                     key = self._recover(
                         Stage.KEY_CONVERTER,
                         self.key_converter,
-                        partial(key_from, topic, out.key_schema, out.key),
+                        partial(key_from, topic, key_schema, key_in),
                         exc,
                         record,
                     )
                 try:
-                    value = value_from(topic, out.value_schema, out.value)
+                    value = value_from(topic, value_schemas[j], values[j])
                 except Exception as exc:
                     value = self._recover(
                         Stage.VALUE_CONVERTER,
                         self.value_converter,
-                        partial(value_from, topic, out.value_schema, out.value),
+                        partial(value_from, topic, value_schemas[j], values[j]),
                         exc,
                         record,
                     )
-                if out._headers:  # has_headers, without a property call per record
+                row_headers = headers_of[j]
+                if row_headers:
                     try:
-                        headers = self._headers(out)
+                        headers = self._headers(topic, row_headers)
                     except Exception as exc:
                         headers = self._recover(
                             Stage.HEADER_CONVERTER,
                             self.header_converter,
-                            partial(self._headers, out),
+                            partial(self._headers, topic, row_headers),
                             exc,
                             record,
                         )
                 if key is TOLERATED or value is TOLERATED or headers is TOLERATED:
-                    i += 1
                     self.metrics.records_skipped += 1
-                    self._commit_record(record, None)
+                    self._flush_run(cur_partition, cur_offset)
+                    cur_partition = cur_offset = None
+                    delivery.dropped(record)
+                    i += 1
+                    j += 1
                     continue
                 if topic not in known:
                     self._ensure_topic(topic)
-                slot: list[SubmittedRecord] | None = None
+                partition, timestamp = partitions[j], timestamps[j]
                 try:
-                    if per_record or headers or out.timestamp or out.kafka_partition is not None:
-                        slot = []
+                    if bulk is None or headers or timestamp or partition is not None:
                         produce(
                             topic,
                             value,
                             key,
-                            partition=-1 if out.kafka_partition is None else out.kafka_partition,
-                            on_delivery=self._on_delivery(record, slot) if per_record else None,
-                            timestamp=out.timestamp or 0,
+                            partition=-1 if partition is None else partition,
+                            on_delivery=delivery.on_delivery(record),
+                            timestamp=timestamp or 0,
                             headers=headers or None,
                         )
                     else:
@@ -280,59 +298,36 @@ class WorkerSourceTask(WorkerTask):
                 except KafkaException as exc:
                     raise ConnectException(f"failed to send a record to topic {topic}: {exc}") from exc
                 i += 1
-                # Callbacks only run inside producer.poll on this thread, so the record is
-                # registered after produce() accepted it: a refused produce leaves no trace.
-                sp, so = record.source_partition, record.source_offset
-                if per_record:
-                    assert slot is not None
-                    slot.append(self.submitted.submit(sp, so))
-                elif sp is not None and so is not None:
-                    if sp is not cur_partition:
-                        self._note_offset(cur_partition, cur_offset)
-                        cur_partition = sp
-                    cur_offset = so
+                j += 1
+                sent += 1
+                if bulk is None:
+                    delivery.sent(record)
+                else:
+                    sp, so = record.source_partition, record.source_offset
+                    if sp is not None and so is not None:
+                        if sp is not cur_partition:
+                            self._flush_run(cur_partition, cur_offset)
+                            cur_partition = sp
+                        cur_offset = so
         finally:
-            self._next = i
-            self._note_offset(cur_partition, cur_offset)
-            # Kafka's source-record-write: records handed to the producer (not dropped).
-            self.metrics.records_out += (i - start) - (self.metrics.records_skipped - skipped_before)
+            self._next, self._row = i, j
+            self._flush_run(cur_partition, cur_offset)
+            # Kafka's source-record-write: records handed to the producer.
+            self.metrics.records_out += sent
 
-    def _note_offset(self, partition: Mapping[str, Any] | None, offset: Mapping[str, Any] | None) -> None:
+    def _flush_run(self, partition: Mapping[str, Any] | None, offset: Mapping[str, Any] | None) -> None:
         if partition is not None and offset is not None:
-            self._latest[partition_key(partition)] = (partition, offset)
+            assert isinstance(self.delivery, BulkAcks)
+            self.delivery.note_run(partition, offset)
 
-    def _transform(self, record: SourceRecord) -> SourceRecord | None:
-        out, skipped = self.chain.apply(record, self.operator, lambda: {"source_record": record})
-        self.metrics.records_skipped += skipped
-        return out
-
-    def _headers(self, record: SourceRecord) -> list[tuple[str, str | bytes | None]]:
+    def _headers(self, topic: str, headers: Headers) -> list[tuple[str, str | bytes | None]]:
         convert = self.header_converter.from_connect_header
-        return [(h.key, convert(record.topic, h.key, h.schema, h.value)) for h in record.headers]
+        return [(h.key, convert(topic, h.key, h.schema, h.value)) for h in headers]
 
     def _recover(
         self, stage: Stage, converter: object, fn: Callable[[], Any], error: Exception, record: SourceRecord
     ) -> Any:
         return self.operator.execute(stage, _name(converter), fn, first_error=error, source_record=record)
-
-    def _on_delivery(self, record: SourceRecord, slot: list[SubmittedRecord]) -> Callable[[Any, Any], None]:
-        def done(err: KafkaError | None, msg: Any) -> None:
-            submitted = slot[0]
-            if err is not None:
-                if self._tolerate_failed_send(err, msg, record):
-                    submitted.ack()
-                    self._commit_record(record, None)
-                return
-            submitted.ack()
-            ts = msg.timestamp()
-            self._commit_record(
-                record,
-                RecordMetadata(
-                    msg.topic(), msg.partition(), msg.offset(), ts[1] if ts and ts[1] > 0 else None
-                ),
-            )
-
-        return done
 
     def _on_failed_delivery(self, err: KafkaError | None, msg: Any) -> None:
         """The producer-wide delivery report when only failures are reported."""
@@ -355,14 +350,6 @@ class WorkerSourceTask(WorkerTask):
     def _raise_producer_error(self) -> None:
         if self._producer_error is not None:
             raise self._producer_error
-
-    def _commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
-        if not self.per_record_acks:
-            return
-        try:
-            self.task.commit_record(record, metadata)
-        except Exception:
-            log.exception("%s: commit_record() raised; continuing", self.id)
 
     # -- topics -------------------------------------------------------------------------
 
@@ -416,27 +403,12 @@ class WorkerSourceTask(WorkerTask):
         self._last_commit = time.monotonic()
         started = time.perf_counter()
         assert self.producer is not None
-        if self.per_record_acks:
-            self.producer.poll(0)
-            committable = self.submitted.committable()
-            offsets = list(committable.offsets.values())
-        else:
-            if not self._latest:
-                return True
-            remaining = self.producer.flush(self.flush_timeout_s)
-            if self._producer_error is not None:
-                return False
-            if remaining:
-                self.metrics.commit(False, (time.perf_counter() - started) * 1000)
-                log.error(
-                    "%s: failed to flush, timed out while waiting for the producer to flush outstanding %d "
-                    "messages; offsets will be committed later",
-                    self.id,
-                    remaining,
-                )
-                return False
-            offsets = list(self._latest.values())
-            self._latest = {}
+        offsets = self.delivery.committable(self.producer, self.flush_timeout_s)
+        if self._producer_error is not None:
+            return False
+        if offsets is None:
+            self.metrics.commit(False, (time.perf_counter() - started) * 1000)
+            return False
         if not offsets:
             return True
         try:
@@ -452,6 +424,10 @@ class WorkerSourceTask(WorkerTask):
         except Exception:
             log.exception("%s: commit() raised; continuing", self.id)
         return True
+
+
+def _source_context(record: SourceRecord) -> dict[str, Any]:
+    return {"source_record": record}
 
 
 def _name(obj: object) -> str:

@@ -1,0 +1,116 @@
+"""A batch of records as columns: what a transformation's batch form works on.
+
+The runtime runs a connector's transformation chain over a whole poll at once. Between
+the stages the records are not objects but columns, one list per field, where row ``i``
+of every column is one record: a stage that changes values assigns ``batch.value``
+(or items of it) and makes no record, no copy of a record, and no call per record unless
+it needs one. A transformation that offers a batch form overrides
+``Transformation.apply_columns``; every other one is called record by record, as
+Kafka calls it, on records made from the rows (``batch.record(i)``).
+
+A batch form must give the same result as ``apply`` row by row (the runtime's tests hold
+the shipped ones to that). It changes the columns in place: assigns whole columns or
+items, appends headers with ``batch.add_header`` (a row's ``Headers`` may be shared with
+the record a source task made, so never change one in place), and drops rows by
+listing their indexes in ``batch.dropped``. When it raises, the runtime puts the columns
+back as they were and runs that stage record by record through the error handling
+(``errors.tolerance``, the dead letter queue), so a batch form may simply raise on a row
+it cannot handle::
+
+    class Upper(Transformation[ConnectRecord]):
+        def apply(self, record):
+            return record.with_value(record.value_schema, record.value.upper())
+
+        def apply_columns(self, batch):
+            batch.value = [v.upper() for v in batch.value]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Generic, TypeVar
+
+from connect.api.headers import Header, Headers
+from connect.api.records import ConnectRecord
+
+R = TypeVar("R", bound=ConnectRecord)
+
+
+class RecordColumns(Generic[R]):
+    """Records as columns (lists of equal length); ``records[i]`` is the record row ``i``
+    came from, as the task made it (or as the stage before a record-by-record stage
+    returned it): it carries what the columns do not, such as source offsets and Kafka
+    coordinates."""
+
+    __slots__ = (
+        "dropped",
+        "headers",
+        "kafka_partition",
+        "key",
+        "key_schema",
+        "records",
+        "timestamp",
+        "topic",
+        "value",
+        "value_schema",
+    )
+
+    records: list[R]
+    topic: list[str]
+    kafka_partition: list[int | None]
+    key_schema: list[Any]
+    key: list[Any]
+    value_schema: list[Any]
+    value: list[Any]
+    timestamp: list[int | None]
+    headers: list[Headers | None]
+    dropped: list[int]
+
+    def __init__(self, records: Sequence[R]) -> None:
+        rs = self.records = list(records)
+        self.topic = [r.topic for r in rs]
+        self.kafka_partition = [r.kafka_partition for r in rs]
+        self.key_schema = [r.key_schema for r in rs]
+        self.key = [r.key for r in rs]
+        self.value_schema = [r.value_schema for r in rs]
+        self.value = [r.value for r in rs]
+        self.timestamp = [r.timestamp for r in rs]
+        self.headers = [r.headers if r.has_headers else None for r in rs]
+        self.dropped = []
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def record(self, i: int) -> R:
+        """Row ``i`` as a record (a new one; the batch does not see changes made to it)."""
+        h = self.headers[i]
+        return self.records[i].new_record(
+            topic=self.topic[i],
+            kafka_partition=self.kafka_partition[i],
+            key_schema=self.key_schema[i],
+            key=self.key[i],
+            value_schema=self.value_schema[i],
+            value=self.value[i],
+            timestamp=self.timestamp[i],
+            headers=None if h is None else h.copy(),
+        )
+
+    def set_record(self, i: int, record: R) -> None:
+        """Row ``i`` becomes ``record`` (what a record-by-record stage returned)."""
+        self.records[i] = record
+        self.topic[i] = record.topic
+        self.kafka_partition[i] = record.kafka_partition
+        self.key_schema[i] = record.key_schema
+        self.key[i] = record.key
+        self.value_schema[i] = record.value_schema
+        self.value[i] = record.value
+        self.timestamp[i] = record.timestamp
+        self.headers[i] = record.headers if record.has_headers else None
+
+    def add_header(self, i: int, header: Header) -> None:
+        """Append ``header`` to row ``i``'s headers, copying them first: the row's headers
+        may be the very object of a record the task still holds."""
+        own = self.headers[i]
+        headers = own.copy() if own else Headers()
+        headers.add_header(header)
+        self.headers[i] = headers
