@@ -103,6 +103,36 @@ def test_source_offsets_are_committed_and_resumed(connect: EmbeddedConnect) -> N
     assert values(connect.consume(topic, 25)) == [f"v-{i}" for i in range(1, 26)]
 
 
+@pytest.mark.parametrize("commit_record", ["false", "true"])
+def test_offsets_of_records_a_transformation_drops_are_committed(
+    connect: EmbeddedConnect, commit_record: str
+) -> None:
+    """As Kafka's recordDropped: a filtered record counts as done, so a source whose records
+    are all filtered still moves its committed offset on (and commit_record hears of each)."""
+    name, topic = unique("filtered"), unique()
+    connect.create_connector(
+        name,
+        {
+            "connector.class": P + "CountingSourceConnector",
+            "topic": topic,
+            "count": "10",
+            "commit.record": commit_record,
+            "transforms": "drop",
+            "transforms.drop.type": "org.apache.kafka.connect.transforms.Filter",
+        },
+    )
+    connect.wait_for(
+        lambda: (
+            connect.request("GET", f"/connectors/{name}/offsets").json()["offsets"]
+            == [{"partition": {"source": name, "task": "0"}, "offset": {"n": 10}}]
+        ),
+        15,
+        "offset 10 committed with every record filtered",
+    )
+    if commit_record == "true":
+        assert [(r.value, m) for r, m in plugins.COMMITTED[name]] == [(f"v-{i}", None) for i in range(1, 11)]
+
+
 def test_commit_record_gets_where_kafka_stored_each_record(connect: EmbeddedConnect) -> None:
     name, topic = unique("precise"), unique()
     connect.create_connector(
