@@ -651,16 +651,18 @@ class WorkerSinkTask(WorkerTask):
         return out
 
     def _transform(self, records: list[SinkRecord], messages: list[Message]) -> list[SinkRecord]:
-        """The transformation chain over converted records; ``messages[i]`` is the message
-        ``records[i]`` came from (for the dead letter queue)."""
-        out: list[SinkRecord] = []
-        for record, msg in zip(records, messages, strict=True):
-            transformed, skipped = self.chain.apply(record, self.operator, partial(_consumed, msg))
-            if transformed is None:
-                self.metrics.records_skipped += skipped
-                continue
-            out.append(transformed)
-        return out
+        """The transformation chain over converted records, as one batch; ``messages[i]`` is
+        the message ``records[i]`` came from (for the dead letter queue)."""
+
+        def context(original: SinkRecord) -> dict[str, Any]:
+            # Only a record that failed asks: find its message by identity.
+            msg = next(m for r, m in zip(records, messages, strict=True) if r is original)
+            return _consumed(msg)
+
+        out = self.chain.apply_batch(records, self.operator, context)
+        self.metrics.records_skipped += out.skipped
+        columns = out.columns
+        return [columns.record(j) for j in range(len(columns))]
 
     def _warn_once(self, err: KafkaError) -> None:
         key = (err.code(), err.str())
