@@ -18,8 +18,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
+
 from connect.api.connector import SinkConnector
 from connect.api.errors import ConnectException, NotFoundException
+from connect.runtime import clients
 from connect.runtime.plugin_config import plugin_key_defs
 from connect.runtime.plugins import PluginNotFound, Plugins, PluginType
 from connect.runtime.status import ConnectorTaskId, State, Status, TargetState
@@ -94,6 +98,34 @@ class Herder(ABC):
         self.plugins = plugins
         self.kafka_cluster_id = ""
         self.ready = False
+        self._background: set[asyncio.Task[Any]] = set()
+
+    def _spawn(self, coro: Any) -> None:
+        """Run ``coro`` in the background; its failure is logged, never lost."""
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+
+        def done(t: asyncio.Task[Any]) -> None:
+            self._background.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.error("background herder operation failed", exc_info=t.exception())
+
+        task.add_done_callback(done)
+
+    def _cancel_background(self) -> None:
+        for t in list(self._background):
+            t.cancel()
+
+    def _cluster_id(self, client_id: str) -> str:
+        """The Kafka cluster's id (blocking: call through ``blocking``)."""
+        config = self.worker.config
+        admin = AdminClient(
+            clients.admin_config(config.bootstrap_servers, client_id, config.client_settings("admin."))
+        )
+        try:
+            return str(admin.describe_cluster(request_timeout=30).result(60).cluster_id)
+        except KafkaException as exc:
+            raise ConnectException(f"cannot reach Kafka at {config.bootstrap_servers}: {exc}") from exc
 
     @property
     def worker_id(self) -> str:

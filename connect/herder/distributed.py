@@ -37,8 +37,6 @@ from typing import Any
 
 import httpx
 import orjson
-from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient
 
 from connect.api.errors import AlreadyExistsException, ConnectException, NotFoundException
 from connect.herder.assignor import (
@@ -70,7 +68,6 @@ from connect.herder.protocol import (
 )
 from connect.herder.request_signing import SessionKey, generate_key, sign, verify
 from connect.rest.tls import worker_client_context
-from connect.runtime import clients
 from connect.runtime.config import DistributedConfig
 from connect.runtime.metrics import RebalanceMetrics
 from connect.runtime.plugins import Plugins
@@ -110,7 +107,6 @@ class DistributedHerder(OffsetsEndpoints):
         self._wakeup = asyncio.Event()
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
-        self._background: set[asyncio.Task[Any]] = set()
 
         # Group state.
         self.generation = -1
@@ -168,21 +164,8 @@ class DistributedHerder(OffsetsEndpoints):
         if stored is not None:
             self._session_key = SessionKey(stored.key, stored.algorithm, stored.created_ms)
         await self.blocking(self.worker.start)
-        self.kafka_cluster_id = await self.blocking(self._cluster_id)
+        self.kafka_cluster_id = await self.blocking(self._cluster_id, f"connect-{self.config.group_id}-admin")
         self._task = asyncio.create_task(self._run(), name="distributed-herder")
-
-    def _cluster_id(self) -> str:
-        admin = AdminClient(
-            clients.admin_config(
-                self.config.bootstrap_servers,
-                f"connect-{self.config.group_id}-admin",
-                self.config.client_settings("admin."),
-            )
-        )
-        try:
-            return str(admin.describe_cluster(request_timeout=30).result(60).cluster_id)
-        except KafkaException as exc:
-            raise ConnectException(f"cannot reach Kafka at {self.config.bootstrap_servers}: {exc}") from exc
 
     async def stop(self) -> None:
         self.ready = False
@@ -192,8 +175,7 @@ class DistributedHerder(OffsetsEndpoints):
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
-        for t in list(self._background):
-            t.cancel()
+        self._cancel_background()
         # Stop the work first (offsets are committed), then leave so the others take it over.
         await self.blocking(self.worker.stop)
         try:
@@ -202,17 +184,6 @@ class DistributedHerder(OffsetsEndpoints):
             log.warning("leaving the group failed: %s", exc)
         if self._http is not None:
             await self._http.aclose()
-
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._background.add(task)
-
-        def done(t: asyncio.Task[Any]) -> None:
-            self._background.discard(t)
-            if not t.cancelled() and t.exception() is not None:
-                log.error("background herder operation failed", exc_info=t.exception())
-
-        task.add_done_callback(done)
 
     def _notify(self) -> None:
         """Wake the herder loop (any thread)."""

@@ -12,13 +12,9 @@ import asyncio
 import logging
 from typing import Any
 
-from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient
-
-from connect.api.errors import AlreadyExistsException, ConnectException, NotFoundException
+from connect.api.errors import AlreadyExistsException, NotFoundException
 from connect.herder.base import not_found, task_not_found
 from connect.herder.offsets import OffsetsEndpoints
-from connect.runtime import clients
 from connect.runtime.plugins import Plugins
 from connect.runtime.status import ConnectorTaskId, State, Status, TargetState
 from connect.runtime.worker import Worker
@@ -41,47 +37,19 @@ class StandaloneHerder(OffsetsEndpoints):
         self.statuses = statuses
         self._lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._background: set[asyncio.Task[Any]] = set()
 
     # -- lifecycle ----------------------------------------------------------------------
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         await self.blocking(self.worker.start)
-        self.kafka_cluster_id = await self.blocking(self._cluster_id)
+        self.kafka_cluster_id = await self.blocking(self._cluster_id, "connect-standalone-admin")
         self.ready = True
-
-    def _cluster_id(self) -> str:
-        admin = AdminClient(
-            clients.admin_config(
-                self.worker.config.bootstrap_servers,
-                "connect-standalone-admin",
-                self.worker.config.client_settings("admin."),
-            )
-        )
-        try:
-            return str(admin.describe_cluster(request_timeout=30).result(60).cluster_id)
-        except KafkaException as exc:
-            raise ConnectException(
-                f"cannot reach Kafka at {self.worker.config.bootstrap_servers}: {exc}"
-            ) from exc
 
     async def stop(self) -> None:
         self.ready = False
-        for t in list(self._background):
-            t.cancel()
+        self._cancel_background()
         await self.blocking(self.worker.stop)
-
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._background.add(task)
-
-        def done(t: asyncio.Task[Any]) -> None:
-            self._background.discard(t)
-            if not t.cancelled() and t.exception() is not None:
-                log.error("background herder operation failed", exc_info=t.exception())
-
-        task.add_done_callback(done)
 
     # -- queries ----------------------------------------------------------------------
 
