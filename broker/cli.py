@@ -64,11 +64,23 @@ def load(args: argparse.Namespace) -> BrokerConfig:
 
 async def _serve(config: BrokerConfig) -> None:
     server = BrokerServer(config)
-    await server.start()
+    # The handlers go in before the server starts: a signal that comes the moment it says
+    # it is listening (or while it opens its logs) stops it cleanly once it has started.
     loop = asyncio.get_running_loop()
+    stop_requested = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, lambda: asyncio.ensure_future(server.stop()))
-    await server.serve_forever()
+        loop.add_signal_handler(sig, stop_requested.set)
+    await server.start()
+
+    async def stop_when_asked() -> None:
+        await stop_requested.wait()
+        await server.stop()
+
+    stopper = asyncio.ensure_future(stop_when_asked())
+    try:
+        await server.serve_forever()
+    finally:
+        stopper.cancel()
 
 
 def main(argv: list[str] | None = None, prog: str = "connect-broker") -> int:
