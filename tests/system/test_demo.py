@@ -84,7 +84,8 @@ def test_make_demo_with_its_output_piped_succeeds_keeps_running_and_stops_on_ctr
     finally:
         if make.poll() is None:
             for child in psutil.Process(make.pid).children(recursive=True):
-                child.kill()
+                with contextlib.suppress(psutil.Error):
+                    child.kill()
             make.kill()
             make.wait(30)
 
