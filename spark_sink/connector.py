@@ -26,6 +26,7 @@ from connect.api import (
     DataException,
     SinkConnector,
     SinkRecord,
+    SinkRecordBatch,
     SinkTask,
     Task,
     TopicPartition,
@@ -120,7 +121,7 @@ class SparkSinkTask(SinkTask):
 
     # -- records -------------------------------------------------------------------------
 
-    def put(self, records: Collection[SinkRecord]) -> None:
+    def put(self, records: SinkRecordBatch) -> None:
         self._raise_failure()
         if records:
             if not self.buffer:

@@ -5,8 +5,8 @@ This package imports nothing from the runtime; plugins import only from here.
 - Connectors and tasks: ``SourceConnector``, ``SinkConnector``, ``SourceTask``,
   ``SinkTask`` and their contexts (``connect.api.connector``, ``connect.api.task``).
 - Records: ``SourceRecord``, ``SinkRecord``, ``Headers``, ``TopicPartition``; and
-  ``SinkRecordBatch`` with ``JsonRun``/``TextRun``, a sink's batch whose values are still
-  the JSON or UTF-8 text that was consumed (``connect.api.sink_batch``).
+  ``SinkRecordBatch``, what ``SinkTask.put`` receives: records made when first read, and
+  their values as consumed through ``value_runs`` (``connect.api.sink_batch``).
 - Data: ``Schema``, ``SchemaBuilder``, ``Struct``, ``Type`` and the logical types
   ``Decimal``, ``Date``, ``Time``, ``Timestamp`` (``connect.api.data``).
 - Settings: ``ConnectorConfig`` and pydantic's ``Field`` (``connect.api.config``).
@@ -68,7 +68,7 @@ from connect.api.java_regex import compile_java_regex
 from connect.api.plugin_metrics import PluginMetrics
 from connect.api.record_columns import RecordColumns
 from connect.api.records import ConnectRecord, SinkRecord, SourceRecord, TimestampType, TopicPartition
-from connect.api.sink_batch import JsonRun, SinkRecordBatch, TextRun, ValueRun
+from connect.api.sink_batch import RawForm, SinkRecordBatch, ValueRun
 from connect.api.task import (
     ErrantRecordReporter,
     OffsetStorageReader,
@@ -106,11 +106,11 @@ __all__ = [
     "Header",
     "HeaderConverter",
     "Headers",
-    "JsonRun",
     "NotFoundException",
     "OffsetStorageReader",
     "PluginMetrics",
     "Predicate",
+    "RawForm",
     "RecordColumns",
     "RecordMetadata",
     "RetriableException",
@@ -132,7 +132,6 @@ __all__ = [
     "SourceTaskContext",
     "Struct",
     "Task",
-    "TextRun",
     "Time",
     "Timestamp",
     "TimestampType",

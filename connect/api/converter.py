@@ -8,10 +8,12 @@ may be called concurrently from different tasks' instances, never on one instanc
 Malformed input raises ``DataException`` saying what was wrong.
 
 A sink worker converts each poll's records of a topic with one ``to_connect_batch``
-call. Its default calls ``to_connect_data`` for each value; a converter whose format
-can decode many values faster at once (one C call over the batch rather than a
-Python call per record) overrides it. Kafka's Converter has no such method: it is
-this framework's, optional, and must give what ``to_connect_data`` would.
+call, the converter's one batch method. Its default calls ``to_connect_data`` for each
+value; a converter whose format can decode many values faster at once (one C call over
+the batch rather than a Python call per record) overrides it, and may decode only when
+a value is read and offer the data as they are to sinks that copy them
+(``ConvertedBatch``). Kafka's Converter has no such method: it is this framework's,
+optional, and must give what ``to_connect_data`` would.
 
 Example::
 
@@ -26,20 +28,73 @@ Example::
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from connect.api.sink_batch import RawForm
 
 if TYPE_CHECKING:
     from connect.api.data import Schema, SchemaAndValue
     from connect.api.headers import Headers
 
 
-class ConvertedBatch(NamedTuple):
+class ConvertedBatch:
     """What ``Converter.to_connect_batch`` returns: record i's schema and value are
-    ``schemas[i]`` and ``values[i]`` (two columns, not a SchemaAndValue per record)."""
+    ``schemas[i]`` and ``values[i]`` (two columns, not a SchemaAndValue per record).
 
-    schemas: Sequence[Schema | None]
-    values: Sequence[Any]
+    A converter may leave the decoding until a value is read: give ``decode``, which
+    returns both columns (and may raise, as ``to_connect_batch`` may), instead of them.
+    It may also say in which raw form the data already are the values, through ``raw``:
+    a check per form, asked only if a sink asks for values in that form
+    (``SinkRecordBatch.value_runs``). A check that says yes promises that each value is
+    exactly the datum read in that form (``"json"``: one JSON document, never null, the
+    value being it decoded without a schema; ``"text"``: valid UTF-8, the value being
+    the string), so decoding cannot fail and the sink may copy the bytes.
+    """
+
+    __slots__ = ("_decode", "_raw", "_schemas", "_values")
+
+    def __init__(
+        self,
+        schemas: Sequence[Schema | None] | None = None,
+        values: Sequence[Any] | None = None,
+        *,
+        decode: Callable[[], tuple[Sequence[Schema | None], Sequence[Any]]] | None = None,
+        raw: Mapping[RawForm, Callable[[], bool]] | None = None,
+    ) -> None:
+        if (schemas is None or values is None) and decode is None:
+            raise ValueError("a ConvertedBatch needs its schemas and values, or a decode function")
+        self._schemas = schemas
+        self._values = values
+        self._decode = decode
+        self._raw = raw
+
+    def _decoded(self) -> None:
+        assert self._decode is not None
+        self._schemas, self._values = self._decode()
+        self._decode = None
+
+    @property
+    def schemas(self) -> Sequence[Schema | None]:
+        if self._schemas is None:
+            self._decoded()
+        assert self._schemas is not None
+        return self._schemas
+
+    @property
+    def values(self) -> Sequence[Any]:
+        if self._values is None:
+            self._decoded()
+        assert self._values is not None
+        return self._values
+
+    def is_raw(self, form: RawForm) -> bool:
+        """Whether the data are the values in ``form`` (see the class's description)."""
+        check = None if self._raw is None else self._raw.get(form)
+        return check is not None and check()
+
+    def __iter__(self) -> Iterator[Sequence[Any]]:
+        return iter((self.schemas, self.values))
 
 
 class Converter(ABC):
@@ -72,24 +127,6 @@ class Converter(ABC):
         """
         converted = [self.to_connect_data(topic, d) for d in data]
         return ConvertedBatch([c.schema for c in converted], [c.value for c in converted])
-
-    def are_json_documents(self, topic: str, data: Sequence[bytes | None]) -> bool:
-        """Whether ``to_connect_data`` reads each of ``data`` as a JSON document without a
-        schema, the value being the decoded document itself, never null; the default says
-        no. Only a converter of schemaless JSON can say yes, having checked that each is
-        valid JSON (RFC 8259) in UTF-8 without decoding it: the worker then hands sinks that
-        copy JSON the texts themselves (``connect.api.sink_batch``) and decodes a value only
-        if something reads it, so a True here must mean ``to_connect_batch`` of the same data
-        succeeds."""
-        return False
-
-    def are_texts(self, topic: str, data: Sequence[bytes | None]) -> bool:
-        """Whether ``to_connect_data`` reads each of ``data`` as the string its bytes
-        decode to in UTF-8, never null; the default says no. A string converter says yes
-        having checked that each is valid UTF-8: the worker then hands sinks that write
-        text the bytes themselves (``connect.api.sink_batch``), so a True here must mean
-        ``to_connect_batch`` of the same data succeeds."""
-        return False
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources; called when the task stops."""

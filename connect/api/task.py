@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from connect.api.plugin_metrics import NoPluginMetrics, PluginMetrics
 from connect.api.records import SinkRecord, SourceRecord, TopicPartition
+from connect.api.sink_batch import SinkRecordBatch
 
 
 class OffsetStorageReader(ABC):
@@ -192,33 +193,13 @@ class SinkTask(Task):
         self.context = context
 
     @abstractmethod
-    def put(self, records: Collection[SinkRecord]) -> None:
+    def put(self, records: SinkRecordBatch) -> None:
         """Write (or buffer) these records. Raise ``RetriableException`` to get the same
-        batch again after ``context.timeout`` ms."""
+        batch again after ``context.timeout`` ms.
 
-    def accepts_json_runs(self) -> bool:
-        """Whether ``put`` can take values as the JSON text that was consumed (asked once,
-        after ``start``; the default says no).
-
-        When True, no transformation is configured and the value converter reads
-        schemaless JSON, the worker hands ``put`` a ``SinkRecordBatch`` for each poll
-        whose values are all JSON documents: ``records.json_runs`` holds the texts, and
-        the records are made (values decoded) only if read. Other polls still come as
-        plain lists of records, so ``put`` takes both (``connect.api.sink_batch``).
-        """
-        return False
-
-    def accepts_text_runs(self) -> bool:
-        """Whether ``put`` can take values as the UTF-8 text that was consumed (asked once,
-        after ``start``; the default says no).
-
-        When True, no transformation is configured and the value converter reads each
-        value as the string its UTF-8 bytes decode to (StringConverter), the worker hands
-        ``put`` a ``SinkRecordBatch`` for each poll whose values are all valid UTF-8 (no
-        null): ``records.text_runs`` holds the bytes. Where the task also accepts JSON
-        runs and the values are JSON documents, JSON runs come instead.
-        """
-        return False
+        ``records`` is a sequence of ``SinkRecord`` (made when first read) that also
+        offers the values as they were consumed, ``records.value_runs(form)``, for sinks
+        that copy them (``connect.api.sink_batch``)."""
 
     def flush(self, current_offsets: Mapping[TopicPartition, int]) -> None:
         """Make everything ``put`` so far durable; ``current_offsets`` are the next offsets

@@ -30,6 +30,7 @@ import re
 import struct
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, ClassVar
 
 import msgspec
@@ -619,22 +620,34 @@ class JsonConverter(Converter, HeaderConverter):
     def to_connect_batch(self, topic: str, data: Sequence[bytes | None]) -> ConvertedBatch:
         if self.schemas_enable:
             return super().to_connect_batch(topic, data)
-        # Schemaless, the usual case for JSON topics: each value is its document, so the
-        # batch is one map of orjson over it. A null or empty record, or a document orjson
+        # Schemaless, the usual case for JSON topics: each value is its document. Decoded
+        # only when a value is read; a sink that copies JSON asks for the raw form instead.
+        data = list(data)
+        return ConvertedBatch(
+            decode=partial(self._decode_schemaless, topic, data),
+            raw={"json": partial(self._are_documents, data)},
+        )
+
+    def _decode_schemaless(
+        self, topic: str, data: list[bytes | None]
+    ) -> tuple[Sequence[Schema | None], Sequence[Any]]:
+        # One map of orjson over the batch. A null or empty record, or a document orjson
         # refuses but Jackson reads (a lone surrogate), sends the batch the careful way.
         try:
             values = list(map(orjson.loads, data))  # type: ignore[arg-type]
         except (orjson.JSONDecodeError, TypeError):
-            return super().to_connect_batch(topic, data)
-        return ConvertedBatch([None] * len(values), values)
+            careful = super().to_connect_batch(topic, data)
+            return careful.schemas, careful.values
+        return [None] * len(values), values
 
-    def are_json_documents(self, topic: str, data: Sequence[bytes | None]) -> bool:
-        if self.schemas_enable:
-            return False
-        # Each document is parsed and skipped over, nothing built: a third of what
-        # orjson.loads costs. msgspec refuses what orjson refuses (a lone surrogate, NaN)
-        # or stops earlier (nesting deeper than the recursion limit, under orjson's 1024),
-        # so to_connect_batch reads whatever passes here.
+    def _are_documents(self, data: list[bytes | None]) -> bool:
+        """Whether each datum is one JSON document, valid UTF-8, never null: then the value
+        is the document (no schema) and the bytes can be copied as they are.
+
+        Each document is parsed and skipped over, nothing built: a third of what
+        orjson.loads costs. msgspec refuses what orjson refuses (a lone surrogate, NaN)
+        or stops earlier (nesting deeper than the recursion limit, under orjson's 1024),
+        so decoding reads whatever passes here."""
         try:
             documents = list(map(self._document_checker.decode, data))  # type: ignore[arg-type]
         except (msgspec.DecodeError, TypeError, RecursionError):

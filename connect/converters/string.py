@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import Mapping, Sequence
+from functools import partial
 from itertools import repeat
 from typing import Any, ClassVar
 
@@ -78,7 +79,24 @@ class StringConverter(Converter, HeaderConverter):
         except UnicodeDecodeError as e:
             raise DataException(f"Failed to deserialize string in {self.deserializer_encoding}: {e}") from e
 
-    def are_texts(self, topic: str, data: Sequence[bytes | None]) -> bool:
+    def to_connect_batch(self, topic: str, data: Sequence[bytes | None]) -> ConvertedBatch:
+        # Decoded only when a value is read; a sink that writes text asks for the raw form.
+        data = list(data)
+        return ConvertedBatch(
+            decode=partial(self._decode, topic, data), raw={"text": partial(self._are_texts, data)}
+        )
+
+    def _decode(self, topic: str, data: list[bytes | None]) -> tuple[Sequence[Schema | None], Sequence[Any]]:
+        # One C-level map; a null record (TypeError) or bad bytes go the careful way.
+        try:
+            values = list(map(bytes.decode, data, repeat(self.deserializer_encoding)))  # type: ignore[arg-type]
+        except (TypeError, UnicodeDecodeError):
+            careful = super().to_connect_batch(topic, data)
+            return careful.schemas, careful.values
+        return [_OPTIONAL_STRING] * len(values), values
+
+    def _are_texts(self, data: list[bytes | None]) -> bool:
+        """Whether each datum is valid UTF-8 (never null) read as the string it encodes."""
         if not self._reads_utf8:
             return False
         try:
@@ -90,14 +108,6 @@ class StringConverter(Converter, HeaderConverter):
         except (UnicodeDecodeError, TypeError, AttributeError):
             return False
         return True
-
-    def to_connect_batch(self, topic: str, data: Sequence[bytes | None]) -> ConvertedBatch:
-        # One C-level map; a null record (TypeError) or bad bytes go the careful way.
-        try:
-            values = list(map(bytes.decode, data, repeat(self.deserializer_encoding)))  # type: ignore[arg-type]
-        except (TypeError, UnicodeDecodeError):
-            return super().to_connect_batch(topic, data)
-        return ConvertedBatch([_OPTIONAL_STRING] * len(values), values)
 
     def from_connect_header(
         self, topic: str, header_key: str, schema: Schema | None, value: Any

@@ -18,10 +18,9 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from concurrent.futures import Future
-from functools import partial
-from itertools import groupby, repeat
+from itertools import repeat
 from operator import is_not
 from typing import Any
 
@@ -36,19 +35,21 @@ from confluent_kafka import (
     TopicPartition as KafkaTopicPartition,
 )
 
-from connect.api.converter import ConvertedBatch, Converter, HeaderConverter
+from connect.api.converter import Converter, HeaderConverter
 from connect.api.errors import ConnectException, RetriableException
-from connect.api.headers import Headers
 from connect.api.plugin_metrics import PluginMetrics
 from connect.api.records import SinkRecord, TimestampType, TopicPartition
-from connect.api.sink_batch import RunKind, SinkRecordBatch
+from connect.api.sink_batch import SinkRecordBatch
 from connect.api.task import ErrantRecordReporter, SinkTask, SinkTaskContext
-from connect.runtime.errors import TOLERATED, ProcessingContext, RawRecord, RetryWithToleranceOperator, Stage
+from connect.runtime.errors import ProcessingContext, RawRecord, RetryWithToleranceOperator, Stage
+from connect.runtime.sink_conversion import SinkConversion, raw_record, spans
 from connect.runtime.status import ConnectorTaskId, StatusListener, TargetState
 from connect.runtime.transformation_chain import TransformationChain
 from connect.runtime.worker_task import WorkerTask
 
 log = logging.getLogger(__name__)
+
+_EMPTY = SinkRecordBatch.of(())
 
 _TIMESTAMP_TYPES = {
     0: TimestampType.NO_TIMESTAMP_TYPE,
@@ -57,7 +58,6 @@ _TIMESTAMP_TYPES = {
 }
 _POLL_S = 0.5
 _CONSUME_SLICE = 1000
-_KIND_NAMES: dict[RunKind, str] = {"json": "JSON documents", "text": "UTF-8 text"}
 # Consumer errors no retry can fix: the task fails with them.
 _FATAL_CONSUMER_ERRORS = frozenset(
     {
@@ -207,7 +207,7 @@ class WorkerSinkTask(WorkerTask):
         self.assigned: set[TopicPartition] = set()
         self.current_offsets: dict[TopicPartition, int] = {}  # next offset to read, per partition put so far
         self.last_committed: dict[TopicPartition, int] = {}
-        self._retry_batch: Sequence[SinkRecord] | None = None
+        self._retry_batch: SinkRecordBatch | None = None
         self._retry_offsets: dict[TopicPartition, int] = {}
         self._retry_at = 0.0
         # Next offsets of the batch being converted; they become current once put() takes it.
@@ -219,9 +219,9 @@ class WorkerSinkTask(WorkerTask):
         self._last_commit = time.monotonic()
         self._closing = False
         self._warned: set[tuple[int, str]] = set()
-        # The kinds of runs polls go to put() as when their values allow, in the order they
-        # are tried, each with the value converter's check (decided at start).
-        self._run_kinds: list[tuple[RunKind, Callable[[str, Sequence[bytes | None]], bool]]] = []
+        self.conversion = SinkConversion(
+            key_converter, value_converter, header_converter, chain, operator, self._count_skipped
+        )
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -229,13 +229,6 @@ class WorkerSinkTask(WorkerTask):
         self.consumer = Consumer(self.consumer_config)
         self.task.initialize(self.context)
         self.task.start(dict(self.task_config))
-        # A transformation reads and replaces values, so it needs records whatever the task takes.
-        self._run_kinds = []
-        if not self.chain.stages:
-            if self.task.accepts_json_runs():
-                self._run_kinds.append(("json", self.value_converter.are_json_documents))
-            if self.task.accepts_text_runs():
-                self._run_kinds.append(("text", self.value_converter.are_texts))
         if self.topics_regex:
             pattern = self.topics_regex if self.topics_regex.startswith("^") else "^" + self.topics_regex
             re.compile(pattern)
@@ -300,15 +293,15 @@ class WorkerSinkTask(WorkerTask):
             messages = self._consume(timeout)
             if messages and self._consumer_paused:
                 messages = self._hold_back(messages)
-            records = self._convert_all(messages) if messages else []
+            records = self._convert_all(messages) if messages else _EMPTY
             offsets, self._batch_offsets = self._batch_offsets, {}
             if self._retry_batch is not None:
                 # The refused batch is handed over again, alone, when its wait is over (as
                 # Kafka does); an empty put() meanwhile could be refused too and replace it.
-                if records:  # fetched before the pause took effect
-                    self._retry_batch = [*self._retry_batch, *records]
+                if records is not _EMPTY:  # fetched before the pause took effect
+                    self._retry_batch = SinkRecordBatch.of([*self._retry_batch, *records])
                     self._retry_offsets.update(offsets)
-            elif records or offsets or self.assigned:
+            elif records is not _EMPTY or offsets or self.assigned:
                 # put() runs after every poll, with an empty batch when nothing came, as in
                 # Kafka: sinks that flush on time (rotation, flush intervals) rely on the call.
                 self._deliver(records, offsets)
@@ -359,7 +352,7 @@ class WorkerSinkTask(WorkerTask):
             self.consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, off))
         return kept
 
-    def _deliver(self, records: Sequence[SinkRecord], offsets: dict[TopicPartition, int]) -> None:
+    def _deliver(self, records: SinkRecordBatch, offsets: dict[TopicPartition, int]) -> None:
         """``put`` a batch; ``offsets`` (next offset per partition it covers) become current
         only once ``put`` has taken it, so a commit never passes a batch awaiting a retry."""
         started = time.perf_counter()
@@ -381,18 +374,10 @@ class WorkerSinkTask(WorkerTask):
             self.metrics.records_out += len(records)
         self.apply_pauses()
 
-    def _convert_all(self, messages: list[Message]) -> Sequence[SinkRecord]:
-        """Messages to SinkRecords: the per-record hot path.
-
-        Each run of one topic is converted as columns: the messages' fields read with
-        C-level maps, keys and values by one ``to_connect_batch`` call of each converter,
-        the records then made in one loop. Should a converter refuse the run, it is
-        converted again one record at a time (``_convert_each``), where the failing record
-        goes through the tolerance operator (which retries, reports and maybe skips it).
-        Where the task takes JSON (or text) runs, a poll whose values all are JSON
-        documents (or UTF-8 strings) is not converted at all but checked (``_run_batch``).
-        The batch's messages are kept so a record can be traced back to what was consumed.
-        """
+    def _convert_all(self, messages: list[Message]) -> SinkRecordBatch:
+        """A poll's messages to what put() gets (``connect.runtime.sink_conversion``), after
+        noting the offsets it covers. The batch's messages are kept so a record can be
+        traced back to what was consumed."""
         self._batch = messages
         self._batch_index = None
         errors = list(map(Message.error, messages))
@@ -402,99 +387,18 @@ class WorkerSinkTask(WorkerTask):
             messages = self._without_events(messages, errors)
         self.metrics.records_in += len(messages)
         if not messages:
-            return []
+            return _EMPTY
         topics: list[str] = list(map(Message.topic, messages))  # type: ignore[arg-type]
         partitions: list[int] = list(map(Message.partition, messages))  # type: ignore[arg-type]
         offsets: list[int] = list(map(Message.offset, messages))  # type: ignore[arg-type]
-        runs = _spans(topics, partitions)
+        runs = spans(topics, partitions)
         # The next offset of each partition: its last message's, plus one (a partition's
         # messages come in offset order, its runs too).
         for start, end in runs:
             self._batch_offsets[TopicPartition(topics[start], partitions[start])] = offsets[end - 1] + 1
         for topic in dict.fromkeys(topics).keys() - self._used_topics:
             self._first_sight(topic)
-        if self._run_kinds:
-            batch = self._run_batch(messages, topics, partitions, offsets, runs)
-            if batch is not None:
-                return batch
-        out: list[SinkRecord] = []
-        for start, end in _spans(topics):
-            if end - start == len(messages):
-                return self._convert_run(topics[0], messages, partitions, offsets)
-            out += self._convert_run(
-                topics[start], messages[start:end], partitions[start:end], offsets[start:end]
-            )
-        return out
-
-    def _run_batch(
-        self,
-        messages: list[Message],
-        topics: list[str],
-        partitions: list[int],
-        offsets: list[int],
-        partition_runs: list[tuple[int, int]],
-    ) -> SinkRecordBatch | None:
-        """The poll as runs of its values' texts (JSON or text, the first kind the task
-        takes whose check every value passes), or None when it must be converted as usual:
-        a value the checks refuse (null, malformed: tolerance handles it there), or a key or
-        header its converter refuses. Keys and headers are converted here, so a record made
-        later only decodes its value, which cannot fail."""
-        values: list[bytes] = list(map(Message.value, messages))  # type: ignore[arg-type]
-        topic_spans = _spans(topics)
-        kind = next(
-            (
-                kind
-                for kind, check in self._run_kinds
-                if all(check(topics[start], values[start:end]) for start, end in topic_spans)
-            ),
-            None,
-        )
-        if kind is None:
-            return None
-        headers: list[Any] = list(map(Message.headers, messages))
-        columns: list[tuple[str, int, int, ConvertedBatch, list[Any]]] = []
-        for start, end in topic_spans:
-            topic = topics[start]
-            raw = headers[start:end]
-            try:
-                keys = self._convert_keys(topic, messages[start:end])
-                converted = (
-                    raw
-                    if raw.count(None) == len(raw)
-                    else [self._headers(topic, h) if h else None for h in raw]
-                )
-            except Exception:
-                return None
-            columns.append((topic, start, end, keys, converted))
-        runs = [
-            (topics[start], partitions[start], offsets[start:end], values[start:end])
-            for start, end in partition_runs
-        ]
-
-        def make_records() -> list[SinkRecord]:
-            out: list[SinkRecord] = []
-            for topic, start, end, keys, converted in columns:
-                texts = values[start:end]
-                try:
-                    decoded = self.value_converter.to_connect_batch(topic, texts)
-                except Exception as exc:
-                    raise ConnectException(
-                        f"{_name(self.value_converter)} said the values of {topic} at offsets "
-                        f"{offsets[start]}..{offsets[end - 1]} are {_KIND_NAMES[kind]}, then could not "
-                        f"read them: {exc}"
-                    ) from exc
-                out += self._records(
-                    topic,
-                    messages[start:end],
-                    partitions[start:end],
-                    offsets[start:end],
-                    keys,
-                    decoded,
-                    converted,
-                )
-            return out
-
-        return SinkRecordBatch(runs, make_records, kind)
+        return self.conversion.batch(messages, topics, partitions, offsets)
 
     def _without_events(self, messages: list[Message], errors: list[KafkaError | None]) -> list[Message]:
         """The messages that are records; consumer errors fail the task if fatal and are
@@ -507,162 +411,8 @@ class WorkerSinkTask(WorkerTask):
             self._warn_once(err)  # a subscribed topic that does not exist yet, a broker away
         return [m for m, err in zip(messages, errors, strict=True) if err is None]
 
-    def _convert_run(
-        self, topic: str, messages: list[Message], partitions: list[int], offsets: list[int]
-    ) -> list[SinkRecord]:
-        n = len(messages)
-        # A record left out (a conversion failed and errors.tolerance=all skipped it) is
-        # marked TOLERATED in this column, which every record's loop looks at anyway.
-        headers: list[Any] = list(map(Message.headers, messages))
-        if headers.count(None) != n:
-            headers = self._convert_headers(topic, messages, headers)
-        try:
-            keys, values = self._convert_batch(topic, messages)
-        except Exception:
-            keys, values = self._convert_each(topic, messages, headers)
-        out = self._records(topic, messages, partitions, offsets, keys, values, headers)
-        if len(out) == n:
-            return self._transform(out, messages) if self.chain.stages else out
-        self.metrics.records_skipped += n - len(out)
-        if not self.chain.stages:
-            return out
-        return self._transform(out, [m for m, h in zip(messages, headers, strict=True) if h is not TOLERATED])
-
-    @staticmethod
-    def _records(
-        topic: str,
-        messages: list[Message],
-        partitions: list[int],
-        offsets: list[int],
-        keys: ConvertedBatch,
-        values: ConvertedBatch,
-        headers: list[Any],
-    ) -> list[SinkRecord]:
-        """A SinkRecord of each message of one topic from its converted columns, leaving out
-        those marked TOLERATED in ``headers``."""
-        types = _TIMESTAMP_TYPES
-        create_time = TimestampType.CREATE_TIME
-        out: list[SinkRecord] = []
-        append = out.append
-        for partition, offset, key_schema, key, value_schema, value, (ts_type, ts), h in zip(
-            partitions,
-            offsets,
-            keys.schemas,
-            keys.values,
-            values.schemas,
-            values.values,
-            map(Message.timestamp, messages),
-            headers,
-            strict=True,
-        ):
-            if h is TOLERATED:
-                continue
-            append(
-                SinkRecord(
-                    topic,
-                    partition,
-                    key_schema,
-                    key,
-                    value_schema,
-                    value,
-                    ts if ts_type else None,
-                    h,
-                    offset,
-                    types.get(ts_type, create_time),
-                )
-            )
-        return out
-
-    def _convert_batch(self, topic: str, messages: list[Message]) -> tuple[ConvertedBatch, ConvertedBatch]:
-        """Keys and values of a run, each by one converter call; raises if one is refused."""
-        n = len(messages)
-        keys = self._convert_keys(topic, messages)
-        values = self.value_converter.to_connect_batch(topic, list(map(Message.value, messages)))
-        if not len(values.schemas) == len(values.values) == n:
-            raise ConnectException("to_connect_batch returned a different number of values than given")
-        return keys, values
-
-    def _convert_keys(self, topic: str, messages: list[Message]) -> ConvertedBatch:
-        """Keys of a run by one converter call; raises if one is refused."""
-        n = len(messages)
-        raw_keys = list(map(Message.key, messages))
-        if raw_keys.count(None) == n:  # most keys are null: convert null once
-            null = self.key_converter.to_connect_data(topic, None)
-            return ConvertedBatch([null.schema] * n, [null.value] * n)
-        keys = self.key_converter.to_connect_batch(topic, raw_keys)
-        if not len(keys.schemas) == len(keys.values) == n:
-            raise ConnectException("to_connect_batch returned a different number of keys than given")
-        return keys
-
-    def _convert_each(
-        self, topic: str, messages: list[Message], headers: list[Any]
-    ) -> tuple[ConvertedBatch, ConvertedBatch]:
-        """Keys and values of a run one record at a time: a failing conversion goes to the
-        tolerance operator as its first attempt (never run twice), which retries, reports or
-        skips; a skipped record is marked TOLERATED in ``headers``."""
-        key_to = self.key_converter.to_connect_data
-        value_to = self.value_converter.to_connect_data
-        n = len(messages)
-        key_schemas: list[Any] = [None] * n
-        key_values: list[Any] = [None] * n
-        value_schemas: list[Any] = [None] * n
-        value_values: list[Any] = [None] * n
-        for i, msg in enumerate(messages):
-            if headers[i] is TOLERATED:
-                continue
-            raw_key, raw_value = msg.key(), msg.value()
-            key: Any
-            value: Any
-            try:
-                key = key_to(topic, raw_key)
-            except Exception as exc:
-                key = self._recover(
-                    Stage.KEY_CONVERTER, self.key_converter, partial(key_to, topic, raw_key), exc, msg
-                )
-            try:
-                value = value_to(topic, raw_value)
-            except Exception as exc:
-                value = self._recover(
-                    Stage.VALUE_CONVERTER, self.value_converter, partial(value_to, topic, raw_value), exc, msg
-                )
-            if key is TOLERATED or value is TOLERATED:
-                headers[i] = TOLERATED
-                continue
-            key_schemas[i], key_values[i] = key
-            value_schemas[i], value_values[i] = value
-        return ConvertedBatch(key_schemas, key_values), ConvertedBatch(value_schemas, value_values)
-
-    def _convert_headers(self, topic: str, messages: list[Message], raw: list[Any]) -> list[Any]:
-        """Connect headers for each message that has any (None for the rest; TOLERATED for
-        one whose headers failed and were skipped under errors.tolerance=all)."""
-        out: list[Any] = [None] * len(raw)
-        for i, (msg, headers) in enumerate(zip(messages, raw, strict=True)):
-            if headers:
-                try:
-                    out[i] = self._headers(topic, headers)
-                except Exception as exc:
-                    out[i] = self._recover(
-                        Stage.HEADER_CONVERTER,
-                        self.header_converter,
-                        partial(self._headers, topic, headers),
-                        exc,
-                        msg,
-                    )
-        return out
-
-    def _transform(self, records: list[SinkRecord], messages: list[Message]) -> list[SinkRecord]:
-        """The transformation chain over converted records, as one batch; ``messages[i]`` is
-        the message ``records[i]`` came from (for the dead letter queue)."""
-
-        def context(original: SinkRecord) -> dict[str, Any]:
-            # Only a record that failed asks: find its message by identity.
-            msg = next(m for r, m in zip(records, messages, strict=True) if r is original)
-            return _consumed(msg)
-
-        out = self.chain.apply_batch(records, self.operator, context)
-        self.metrics.records_skipped += out.skipped
-        columns = out.columns
-        return [columns.record(j) for j in range(len(columns))]
+    def _count_skipped(self, n: int) -> None:
+        self.metrics.records_skipped += n
 
     def _warn_once(self, err: KafkaError) -> None:
         key = (err.code(), err.str())
@@ -674,19 +424,6 @@ class WorkerSinkTask(WorkerTask):
         self._used_topics.add(topic)
         if self.topic_tracking:
             self.status.on_topic_used(self.id.connector, self.id.task, topic)
-
-    def _headers(self, topic: str, raw: Any) -> Headers:
-        convert = self.header_converter.to_connect_header
-        out = Headers()
-        for k, v in raw:
-            sv = convert(topic, k, v)
-            out.add(k, sv.value, sv.schema)
-        return out
-
-    def _recover(
-        self, stage: Stage, converter: object, fn: Callable[[], Any], error: Exception, msg: Message
-    ) -> Any:
-        return self.operator.execute(stage, _name(converter), fn, first_error=error, consumed=_raw(msg))
 
     def raw_of(self, record: SinkRecord) -> RawRecord | None:
         """The consumed message a record came from (errant record reporting): the message
@@ -701,7 +438,7 @@ class WorkerSinkTask(WorkerTask):
             (record.original_topic, record.original_kafka_partition, record.original_kafka_offset)
         )
         if msg is not None:
-            return _raw(msg)
+            return raw_record(msg)
         topic = record.original_topic
         try:
             key = self.key_converter.from_connect_data(topic, record.key_schema, record.key)
@@ -792,7 +529,8 @@ class WorkerSinkTask(WorkerTask):
         if not gone or self._closing:
             return
         if self._retry_batch is not None:
-            self._retry_batch = [r for r in self._retry_batch if r.topic_partition not in gone] or None
+            kept = [r for r in self._retry_batch if r.topic_partition not in gone]
+            self._retry_batch = SinkRecordBatch.of(kept) if kept else None
             self._retry_offsets = {tp: o for tp, o in self._retry_offsets.items() if tp not in gone}
         try:
             if not self.failed:
@@ -870,43 +608,5 @@ class WorkerSinkTask(WorkerTask):
             self.last_committed[TopicPartition(p.topic, p.partition)] = p.offset
 
 
-def _spans(*columns: list[Any]) -> list[tuple[int, int]]:
-    """(start, end) of each run of messages alike in every column (one topic; one topic
-    partition), in a poll's order."""
-    n = len(columns[0])
-    if all(c.count(c[0]) == n for c in columns):  # the usual poll: a single run
-        return [(0, n)]
-    out = []
-    start = 0
-    for _, run in groupby(zip(*columns, strict=True)):
-        end = start + sum(1 for _ in run)
-        out.append((start, end))
-        start = end
-    return out
-
-
-def _consumed(msg: Message) -> dict[str, Any]:
-    return {"consumed": _raw(msg)}
-
-
-def _raw(msg: Message) -> RawRecord:
-    kind, ts = msg.timestamp()
-    headers: list[tuple[str, Any]] = msg.headers() or []  # type: ignore[assignment]
-    return RawRecord(
-        msg.topic() or "",
-        msg.partition() or 0,
-        msg.offset() or 0,
-        ts if kind else None,
-        msg.key(),
-        msg.value(),
-        tuple((k, v if v is None or isinstance(v, bytes) else str(v).encode()) for k, v in headers),
-    )
-
-
 def _ktp(tp: TopicPartition) -> KafkaTopicPartition:
     return KafkaTopicPartition(tp.topic, tp.partition)
-
-
-def _name(obj: object) -> str:
-    t = type(obj)
-    return f"{t.__module__}.{t.__qualname__}"

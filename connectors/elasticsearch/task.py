@@ -26,6 +26,7 @@ from connect.api import (
     DataException,
     RetriableException,
     SinkRecord,
+    SinkRecordBatch,
     SinkTask,
     TopicPartition,
 )
@@ -84,7 +85,7 @@ class ElasticsearchSinkTask(SinkTask):
 
     # -- records -------------------------------------------------------------------------
 
-    def put(self, records: Collection[SinkRecord]) -> None:
+    def put(self, records: SinkRecordBatch) -> None:
         self._raise_failure()
         if records:
             self._ensure_indices(records)

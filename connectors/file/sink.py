@@ -1,7 +1,7 @@
 """FileStreamSinkConnector: every record's value, one per line, appended to a file (or stdout).
 
-Values read by StringConverter come as the UTF-8 bytes consumed (``accepts_text_runs``):
-the line written is the same, with no string made per record.
+Values read by StringConverter are written as the UTF-8 bytes consumed
+(``records.value_runs("text")``): the line is the same, with no record made.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from typing import BinaryIO, TextIO, cast
 
 from connect.api import (
@@ -18,7 +18,6 @@ from connect.api import (
     ConnectorConfig,
     Field,
     SinkConnector,
-    SinkRecord,
     SinkRecordBatch,
     SinkTask,
     Task,
@@ -79,20 +78,13 @@ class FileStreamSinkTask(SinkTask):
             # A stdout with no bytes underneath (a notebook's, a redirect to StringIO) gets text.
             self.out = buffer if buffer is not None else cast(BinaryIO, _TextWriter(sys.stdout))
 
-    def accepts_text_runs(self) -> bool:
-        return True
-
-    def put(self, records: Collection[SinkRecord]) -> None:
-        if isinstance(records, SinkRecordBatch) and records.kind == "text":
-            # Each text is a value's UTF-8 bytes: the line as the records would write it.
-            data = b"".join(b"\n".join(run.texts) + b"\n" for run in records.text_runs)
+    def put(self, records: SinkRecordBatch) -> None:
+        runs = records.value_runs("text")  # the values as the UTF-8 bytes consumed, where they are text
+        if runs is not None:
+            self.out.write(b"".join(b"\n".join(run.texts) + b"\n" for run in runs))
         else:
-            lines = [v if type(v) is str else _text(v) for v in [r.value for r in records]]
-            lines.append("")
-            data = "\n".join(lines).encode()
-        self.out.write(data)
-        # Readers tailing the file see each batch at once; durability comes with flush().
-        self.out.flush()
+            self.out.write("".join([f"{_text(record.value)}\n" for record in records]).encode())
+        self.out.flush()  # readers tailing the file see each batch at once; durability comes with flush()
 
     def flush(self, current_offsets: Mapping[TopicPartition, int]) -> None:
         self.out.flush()

@@ -59,6 +59,10 @@ class S3SinkTask(SinkTask):
             directory_delim=config.directory_delim,
         )
         self.extractor = make_timestamp_extractor(config.timestamp_extractor, config.timestamp_field)
+        # Whether writers of this configuration can copy values as the JSON text consumed.
+        self.copies_json = PartitionWriter.takes_json_runs(
+            config, self.format, self.partitioner, needs_timestamp(self.partitioner)
+        )
         # boto3 is imported here, not with the module: see connectors.s3.errors.
         from connectors.s3.store import Store
 
@@ -109,11 +113,6 @@ class S3SinkTask(SinkTask):
             )
             self.context.offset(resume)
 
-    def accepts_json_runs(self) -> bool:
-        return PartitionWriter.takes_json_runs(
-            self.config, self.format, self.partitioner, needs_timestamp(self.partitioner)
-        )
-
     def close(self, partitions: Collection[TopicPartition]) -> None:
         for tp in partitions:
             writer = self.writers.pop(tp, None)
@@ -122,13 +121,14 @@ class S3SinkTask(SinkTask):
 
     # -- records -------------------------------------------------------------------------
 
-    def put(self, records: Collection[SinkRecord]) -> None:
+    def put(self, records: SinkRecordBatch) -> None:
         now = int(time.time() * 1000)
         try:
             for writer in self.writers.values():
                 writer.tick(now)
-            if isinstance(records, SinkRecordBatch):  # values as JSON text (accepts_json_runs)
-                for run in records.json_runs:
+            runs = records.value_runs("json") if self.copies_json else None
+            if runs is not None:  # every value a JSON document: copied as the text consumed
+                for run in runs:
                     self._writer(run.topic, run.partition).write_run(run, now)
                 self.retries = 0
                 return

@@ -37,7 +37,7 @@ from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from connect.api import DataException, JsonRun, SinkRecord, TopicPartition
+from connect.api import DataException, SinkRecord, TopicPartition, ValueRun
 from connectors.s3.config import S3SinkConfig
 from connectors.s3.errors import TransientStoreError
 from connectors.s3.formats import Finished, Format, ObjectFile
@@ -223,7 +223,7 @@ class PartitionWriter:
             if self.count >= flush_size:
                 self.rotate()
 
-    def write_run(self, run: JsonRun, now_ms: int) -> None:
+    def write_run(self, run: ValueRun, now_ms: int) -> None:
         """Take a run of this partition's records as their values' JSON texts, with the
         outcome ``write_many`` would have (only where ``takes_json_runs``). A text the
         format cannot copy (one spanning lines) is written as its record."""

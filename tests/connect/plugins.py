@@ -20,6 +20,7 @@ from connect.api import (
     ConvertedBatch,
     Converter,
     Field,
+    RawForm,
     RecordMetadata,
     RetriableException,
     Schema,
@@ -109,7 +110,7 @@ class RecordingSinkTask(SinkTask):
     def close(self, partitions: Collection[TopicPartition]) -> None:
         event(self.name, "close " + ",".join(str(p) for p in sorted(partitions)))
 
-    def put(self, records: Collection[SinkRecord]) -> None:
+    def put(self, records: SinkRecordBatch) -> None:
         if self.down_left > 0:  # a destination away for a while: every call is refused
             self.down_left -= 1
             self.context.timeout(self.timeout_ms)
@@ -161,36 +162,34 @@ class JsonRunsSinkConnector(RecordingSinkConnector):
 
 
 class JsonRunsSinkTask(SinkTask):
-    """Takes JSON runs (unless json.runs=false), text runs (with text.runs=true), and keeps
-    what each put() was given."""
+    """Asks for values as JSON text (unless json.runs=false), then as UTF-8 text (with
+    text.runs=true), and keeps what each put() was given."""
 
     def version(self) -> str:
         return "test"
 
     def start(self, props: dict[str, str]) -> None:
         self.name = props["name"]
-        self.accepts = props.get("json.runs", "true") == "true"
-        self.accepts_text = props.get("text.runs") == "true"
+        self.forms: list[RawForm] = []
+        if props.get("json.runs", "true") == "true":
+            self.forms.append("json")
+        if props.get("text.runs") == "true":
+            self.forms.append("text")
         self.read_records = props.get("read.records") == "true"
 
-    def accepts_json_runs(self) -> bool:
-        return self.accepts
-
-    def accepts_text_runs(self) -> bool:
-        return self.accepts_text
-
-    def put(self, records: Collection[SinkRecord]) -> None:
+    def put(self, records: SinkRecordBatch) -> None:
+        for form in self.forms:
+            value_runs = records.value_runs(form)
+            if value_runs is not None:
+                if not value_runs:
+                    return
+                runs = [(r.topic, r.partition, list(r.offsets), list(r.texts)) for r in value_runs]
+                made = list(records) if self.read_records else []
+                with _lock:
+                    PUTS[self.name].append(("runs" if form == "json" else "text", runs))
+                    RUN_RECORDS[self.name].extend(made)
+                return
         if not records:
-            return
-        if isinstance(records, SinkRecordBatch):
-            runs = [
-                (r.topic, r.partition, list(r.offsets), list(r.texts))
-                for r in (*records.json_runs, *records.text_runs)
-            ]
-            made = list(records) if self.read_records else []
-            with _lock:
-                PUTS[self.name].append(("runs" if records.kind == "json" else "text", runs))
-                RUN_RECORDS[self.name].extend(made)
             return
         with _lock:
             PUTS[self.name].append(("records", list(records)))

@@ -370,10 +370,10 @@ def start_sink(path: Path) -> FileStreamSinkTask:
     return task
 
 
-def sink_records(*values: object, offset: int = 0) -> list[SinkRecord]:
-    return [
-        SinkRecord("lines", 0, None, None, None, v, kafka_offset=offset + i) for i, v in enumerate(values)
-    ]
+def sink_records(*values: object, offset: int = 0) -> SinkRecordBatch:
+    return SinkRecordBatch.of(
+        [SinkRecord("lines", 0, None, None, None, v, kafka_offset=offset + i) for i, v in enumerate(values)]
+    )
 
 
 def test_sink_writes_values_one_per_line(tmp_path: Path) -> None:
@@ -483,7 +483,11 @@ def test_source_offset_without_a_position_starts_at_the_beginning(tmp_path: Path
 def test_sink_writes_tombstones_and_booleans_as_java_prints_them(tmp_path: Path) -> None:
     path = tmp_path / "out.txt"
     task = start_sink(path)
-    task.put([SinkRecord("t", 0, None, None, None, None), SinkRecord("t", 0, None, None, None, True)])
+    task.put(
+        SinkRecordBatch.of(
+            [SinkRecord("t", 0, None, None, None, None), SinkRecord("t", 0, None, None, None, True)]
+        )
+    )
     task.flush({})
     task.stop()
     assert path.read_text() == "null\ntrue\n"
@@ -492,14 +496,13 @@ def test_sink_writes_tombstones_and_booleans_as_java_prints_them(tmp_path: Path)
 def test_sink_writes_text_runs_as_the_bytes_consumed_without_making_records(tmp_path: Path) -> None:
     path = tmp_path / "out.txt"
     task = start_sink(path)
-    assert task.accepts_text_runs()
 
     def no_records() -> list[SinkRecord]:
         raise AssertionError("the sink read a record of a text batch")
 
     task.put(sink_records("first"))
     runs = [("lines", 0, [1, 2], ["café".encode(), b""]), ("lines", 1, [0], [b"x"])]
-    task.put(SinkRecordBatch(runs, no_records, "text"))
+    task.put(SinkRecordBatch(runs, no_records, lambda form: form == "text"))
     task.put(sink_records(None, offset=3))
     task.flush({})
     task.stop()
@@ -515,7 +518,7 @@ def test_sink_without_a_file_writes_to_stdout(stdout: str, monkeypatch: pytest.M
     task.initialize(HolderSinkContext({"topics": "lines"}))
     task.start({"topics": "lines"})
     task.put(sink_records("é", None))
-    task.put(SinkRecordBatch([("lines", 0, [2], ["ü".encode()])], list, "text"))
+    task.put(SinkRecordBatch([("lines", 0, [2], ["ü".encode()])], list, lambda form: form == "text"))
     task.flush({})
     task.stop()
     written = raw.getvalue() if stdout == "bytes underneath" else stream.getvalue().encode()
