@@ -13,7 +13,7 @@ The sink runs in a standalone worker process: JsonFormat, ``flush.size`` records
 object, JsonConverter without schemas, 10000 records a poll and 16 MiB fetched per
 partition (``consumer.override.max.partition.fetch.bytes``; Kafka's 1 MiB costs the
 consumer ~7% here), defaults otherwise. It copies each value's JSON text into its object
-(``SinkTask.accepts_json_runs``). The worker is warmed first on a small topic. Its time is
+(``SinkRecordBatch.value_runs("json")``). The worker is warmed first on a small topic. Its time is
 steady state: from the first rotation in the bucket to the last (what was committed in
 between, scaled to all records), so the task's start and group join are left out; the
 time from creating the connector is printed too. A rotation counts when its object is in

@@ -284,7 +284,7 @@ def config_choice(configs: Mapping[str, Any], key: str, default: str, choices: t
     )
 
 
-# A document that is JSON null, as are_json_documents sees it (msgspec's Raw of it).
+# A document that is JSON null, as _are_documents sees it (msgspec's Raw of it).
 _NULL_DOCUMENT = msgspec.Raw(b"null")
 Writer = Callable[[Any], Any]
 Reader = Callable[[Any], Any]

@@ -93,12 +93,15 @@ class SinkConversion:
         def raw_form(form: RawForm) -> bool:
             # Every record is there (none skipped) and every value is the datum in that form.
             return all(
-                run.values is not None and TOLERATED not in run.headers and run.values.is_raw(form) for run in runs
+                run.values is not None and TOLERATED not in run.headers and run.values.is_raw(form)
+                for run in runs
             )
 
         return SinkRecordBatch(partition_runs, make_records, raw_form)
 
-    def _prepare(self, topic: str, messages: list[Message], partitions: list[int], offsets: list[int]) -> _TopicRun:
+    def _prepare(
+        self, topic: str, messages: list[Message], partitions: list[int], offsets: list[int]
+    ) -> _TopicRun:
         """Headers and keys converted, values handed to their converter (which may decode
         them later); a converter that refuses leaves the run to go record by record."""
         n = len(messages)
@@ -191,7 +194,9 @@ class SinkConversion:
             try:
                 key = key_to(topic, raw_key)
             except Exception as exc:
-                key = self._recover(Stage.KEY_CONVERTER, self.key_converter, partial(key_to, topic, raw_key), exc, msg)
+                key = self._recover(
+                    Stage.KEY_CONVERTER, self.key_converter, partial(key_to, topic, raw_key), exc, msg
+                )
             try:
                 value = value_to(topic, raw_value)
             except Exception as exc:
@@ -236,7 +241,11 @@ class SinkConversion:
         the message it came from (found by its coordinates: only failures ask)."""
 
         def context(original: SinkRecord) -> dict[str, Any]:
-            where = (original.original_kafka_partition, original.original_kafka_offset, original.original_topic)
+            where = (
+                original.original_kafka_partition,
+                original.original_kafka_offset,
+                original.original_topic,
+            )
             msg = next(m for m in messages if (m.partition(), m.offset(), m.topic()) == where)
             return consumed_context(msg)
 
@@ -249,7 +258,9 @@ class SinkConversion:
     def _recover(
         self, stage: Stage, converter: object, fn: Callable[[], Any], error: Exception, msg: Message
     ) -> Any:
-        return self.operator.execute(stage, class_name(converter), fn, first_error=error, consumed=raw_record(msg))
+        return self.operator.execute(
+            stage, class_name(converter), fn, first_error=error, consumed=raw_record(msg)
+        )
 
 
 def _counts(values: ConvertedBatch, n: int) -> bool:

@@ -7,10 +7,8 @@ partitions are revoked and when the task stops. ``put`` raising
 ``RetriableException`` pauses consumption and hands the same batch back after
 ``context.timeout`` ms; the consumer keeps being polled meanwhile, so the group
 does not consider the task dead. Rebalance callbacks run inside ``consume`` on this
-task's thread. A task that takes JSON runs (``SinkTask.accepts_json_runs``) gets polls
-whose values are all JSON documents as a ``SinkRecordBatch`` of their texts, checked but
-not decoded; its records are made only if read. Text runs
-(``SinkTask.accepts_text_runs``) are the same for values a string converter reads.
+task's thread. What a poll becomes for ``put`` (a ``SinkRecordBatch``) is
+``connect.runtime.sink_conversion``'s.
 """
 
 from __future__ import annotations

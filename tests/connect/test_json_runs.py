@@ -1,11 +1,11 @@
-"""Sinks that take values as the JSON text that was consumed (``SinkTask.accepts_json_runs``),
-or as the UTF-8 text a string converter reads (``SinkTask.accepts_text_runs``).
+"""Sinks that ask for values as the JSON text that was consumed (``value_runs("json")``),
+or as the UTF-8 text a string converter reads (``value_runs("text")``).
 
-The worker checks that a poll's values are JSON documents, without decoding them, and
-hands ``put`` a ``SinkRecordBatch`` of runs of one topic partition; its records are made,
-values decoded, only when read. Anything else comes as records converted as usual: a poll
-holding a malformed or null value (where errors.tolerance and the dead letter queue act),
-a connector with a transformation, a converter with schemas.
+The worker checks, when asked, that a poll's values are JSON documents without decoding
+them, and gives runs of one topic partition; the batch's records are made, values decoded,
+only when read. Anything else comes as records converted as usual: a poll holding a
+malformed or null value (where errors.tolerance and the dead letter queue act), a
+connector with a transformation, a converter with schemas.
 
 Real broker and worker in this process; the sink is ``tests.connect.plugins.JsonRunsSinkTask``.
 """
