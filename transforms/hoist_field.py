@@ -23,6 +23,7 @@ from connect.api import (
     Schema,
     SchemaBuilder,
     Struct,
+    StructColumn,
     importance,
 )
 from transforms.parts import Key, PartTransformation, Value
@@ -68,24 +69,32 @@ class HoistField(PartTransformation):
 
     def apply_columns(self, batch: RecordColumns[ConnectRecord]) -> None:
         schemas, values = self.columns(batch)
+        first = schemas[0] if schemas else None
+        if first is not None and schemas.count(first) == len(schemas) and first.fits_all(values):
+            # One schema for the whole batch (a topic's usual case), every value valid for it:
+            # the values become the one field column of a StructColumn, nothing per row.
+            hoisted = self._schemas.get_or_compute(first, self._hoisted)
+            self.set_columns(batch, [hoisted] * len(schemas), StructColumn(hoisted, [values]))
+            return
         field = self.field
         cache = self._schemas
         from_values = Struct.from_values
         out_schemas: list[Schema | None] = []
         out_values: list[Any] = []
         last: Schema | None = None
-        hoisted: Schema | None = None
+        hoisted_schema: Schema | None = None
         for schema, value in zip(schemas, values, strict=True):
             if schema is None:
                 out_schemas.append(None)
                 out_values.append({field: value})
                 continue
             if schema is not last:
-                hoisted = cache.get_or_compute(schema, self._hoisted)
+                hoisted_schema = cache.get_or_compute(schema, self._hoisted)
                 last = schema
-            assert hoisted is not None
-            out_values.append(from_values(hoisted, (value,)))  # raises: the chain goes record by record
-            out_schemas.append(hoisted)
+            assert hoisted_schema is not None
+            # A value the schema refuses raises: the chain then goes record by record.
+            out_values.append(from_values(hoisted_schema, (value,)))
+            out_schemas.append(hoisted_schema)
         self.set_columns(batch, out_schemas, out_values)
 
     def _hoisted(self, schema: Schema) -> Schema:

@@ -15,7 +15,7 @@ refuses the struct later.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,12 +31,13 @@ from connect.api import (
     SchemaBuilder,
     SinkRecord,
     Struct,
+    StructColumn,
     Timestamp,
     importance,
 )
 from transforms.parts import Key, PartTransformation, Value
 from transforms.requirements import record_error, require_map, require_sink_record, require_struct
-from transforms.schemas import LruCache, copy_basics, derived
+from transforms.schemas import LruCache, copy_basics, derived, field_columns
 from transforms.settings import replace_null_with_default
 
 PURPOSE = "field insertion"
@@ -192,6 +193,9 @@ class InsertField(PartTransformation):
         schemas, values = self.columns(batch)
         if self.offset is not None and not all(isinstance(r, SinkRecord) for r in batch.records):
             raise DataException("offset.field needs sink records")
+        if isinstance(values, StructColumn):
+            self._insert_columns(batch, values)
+            return
         topics, partitions, timestamps = batch.topic, batch.kafka_partition, batch.timestamp
         offsets = (
             [getattr(r, "kafka_offset", None) for r in batch.records] if self.offset is not None else None
@@ -263,6 +267,31 @@ class InsertField(PartTransformation):
                 out_values.append(unchecked(updated, row))
             out_schemas.append(updated)
         self.set_columns(batch, out_schemas, out_values)
+
+    def _insert_columns(self, batch: RecordColumns[ConnectRecord], structs: StructColumn) -> None:
+        """Structs held column-wise get the inserted fields as whole columns."""
+        updated = self._schemas.get_or_compute(structs.schema, self._updated_schema)
+        fields = field_columns(structs, self.replace_null)
+        n = len(structs)
+        inserted: list[tuple[InsertionSpec | None, Sequence[Any]]] = [
+            (self.topic, list(batch.topic)),
+            (self.partition, list(batch.kafka_partition)),
+            (self.offset, [getattr(r, "kafka_offset", None) for r in batch.records] if self.offset else ()),
+            (
+                self.timestamp,
+                [None if ts is None else Timestamp.to_logical(Timestamp.SCHEMA, ts) for ts in batch.timestamp]
+                if self.timestamp
+                else (),
+            ),
+            (self.static, [self.static_value] * n),
+        ]
+        for spec, column in inserted:
+            if spec is None:
+                continue
+            if not spec.optional and None in column:
+                raise DataException(f"null for the required field {spec.name}")  # record by record says where
+            fields.append(column)
+        self.set_columns(batch, [updated] * n, StructColumn(updated, fields, n))
 
     def _updated_schema(self, schema: Schema) -> Schema:
         builder = copy_basics(schema, SchemaBuilder.struct())

@@ -78,13 +78,22 @@ class InsertHeader(Transformation[ConnectRecord]):
 
     def apply_columns(self, batch: RecordColumns[ConnectRecord]) -> None:
         shared = self._header
-        new_headers = Headers
+        if shared is not None:
+            # Rows without headers all get one Headers object holding the header: a batch's
+            # Headers are never changed in place, and one object is converted once.
+            alone = Headers()
+            alone.add_header(shared)
+            batch.headers = [_with(own, shared) if own else alone for own in batch.headers]
+            return
         out: list[Headers | None] = []
         for own in batch.headers:
-            headers = own.copy() if own else new_headers()
-            if shared is not None:
-                headers.add_header(shared)
-            else:
-                headers.add(self.header, copy.deepcopy(self.value), self.schema)
+            headers = own.copy() if own else Headers()
+            headers.add(self.header, copy.deepcopy(self.value), self.schema)
             out.append(headers)
         batch.headers = out
+
+
+def _with(headers: Headers, header: Header) -> Headers:
+    out = headers.copy()
+    out.add_header(header)
+    return out

@@ -11,6 +11,7 @@ abstract ``PartTransformation`` and the variants mix in ``Key`` or ``Value``::
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from connect.api import ConnectRecord, RecordColumns, Schema, Transformation
@@ -37,12 +38,12 @@ class PartTransformation(Transformation[ConnectRecord]):
 
     @staticmethod
     @abstractmethod
-    def columns(batch: RecordColumns[Any]) -> tuple[list[Any], list[Any]]:
+    def columns(batch: RecordColumns[Any]) -> tuple[list[Any], Sequence[Any]]:
         """This part's (schemas, values) columns of a batch."""
 
     @staticmethod
     @abstractmethod
-    def set_columns(batch: RecordColumns[Any], schemas: list[Any], values: list[Any]) -> None:
+    def set_columns(batch: RecordColumns[Any], schemas: list[Any], values: Sequence[Any]) -> None:
         """Replace this part's columns."""
 
 
@@ -64,11 +65,11 @@ class Key:
         return record.with_key(schema, value)
 
     @staticmethod
-    def columns(batch: RecordColumns[Any]) -> tuple[list[Any], list[Any]]:
+    def columns(batch: RecordColumns[Any]) -> tuple[list[Any], Sequence[Any]]:
         return batch.key_schema, batch.key
 
     @staticmethod
-    def set_columns(batch: RecordColumns[Any], schemas: list[Any], values: list[Any]) -> None:
+    def set_columns(batch: RecordColumns[Any], schemas: list[Any], values: Sequence[Any]) -> None:
         batch.key_schema, batch.key = schemas, values
 
 
@@ -90,9 +91,9 @@ class Value:
         return record.with_value(schema, value)
 
     @staticmethod
-    def columns(batch: RecordColumns[Any]) -> tuple[list[Any], list[Any]]:
+    def columns(batch: RecordColumns[Any]) -> tuple[list[Any], Sequence[Any]]:
         return batch.value_schema, batch.value
 
     @staticmethod
-    def set_columns(batch: RecordColumns[Any], schemas: list[Any], values: list[Any]) -> None:
+    def set_columns(batch: RecordColumns[Any], schemas: list[Any], values: Sequence[Any]) -> None:
         batch.value_schema, batch.value = schemas, values

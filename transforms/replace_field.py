@@ -39,11 +39,12 @@ from connect.api import (
     Schema,
     SchemaBuilder,
     Struct,
+    StructColumn,
     importance,
 )
 from transforms.parts import Key, PartTransformation, Value
 from transforms.requirements import record_error, require_map, require_struct
-from transforms.schemas import LruCache, copy_basics, derived
+from transforms.schemas import LruCache, copy_basics, derived, field_columns
 from transforms.settings import NameList, check_names, replace_null_with_default
 
 PURPOSE = "field replacement"
@@ -178,6 +179,14 @@ class ReplaceField(PartTransformation):
         """``apply`` over the columns; a row that is neither a map nor a struct raises, and
         the chain runs the stage record by record, where the error names the record."""
         schemas, values = self.columns(batch)
+        if isinstance(values, StructColumn):
+            # Structs held column-wise: kept fields are whole columns, renamed by the schema.
+            updated_schema, sources = self._schemas.get_or_compute(values.schema, self._derive)
+            if updated_schema is not values.schema:
+                fields = field_columns(values, self.replace_null)
+                kept = StructColumn(updated_schema, [fields[i] for i in sources], len(values))
+                self.set_columns(batch, [updated_schema] * len(values), kept)
+            return
         cache = self._schemas
         unchecked = Struct.unchecked
         out_schemas: list[Schema | None] = []

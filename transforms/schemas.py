@@ -9,10 +9,10 @@ lookup is one dict probe (schemas hash once and compare by identity first).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Generic, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
 
-from connect.api import ConnectRecord, DataException, Schema, SchemaBuilder
+from connect.api import ConnectRecord, DataException, Schema, SchemaBuilder, StructColumn
 from transforms.requirements import RecordError, record_error
 
 K = TypeVar("K")
@@ -108,3 +108,18 @@ def derived(
             raise record_error(transform, record, str(exc)) from None
         cache.put(schema, found)
     return found
+
+
+def field_columns(column: StructColumn, replace_null: bool) -> list[Sequence[Any]]:
+    """The field columns of a StructColumn as ``Struct.values(replace_null)`` reads each
+    row: with ``replace_null``, a null in a field that has a default reads as the default."""
+    fields = column.fields
+    if not replace_null:
+        return list(fields)
+    out: list[Sequence[Any]] = []
+    for f, values in zip(column.schema.fields, fields, strict=True):
+        default = f.schema.default_value
+        if default is not None and None in values:
+            values = [default if v is None else v for v in values]
+        out.append(values)
+    return out

@@ -11,7 +11,8 @@ This package imports nothing from the runtime; plugins import only from here.
   ``Decimal``, ``Date``, ``Time``, ``Timestamp`` (``connect.api.data``).
 - Settings: ``ConnectorConfig`` and pydantic's ``Field`` (``connect.api.config``).
 - Transforms: ``Transformation``, ``Predicate`` and ``RecordColumns``, the batch their
-  optional batch forms work on (``connect.api.record_columns``).
+  optional batch forms work on, with ``StructColumn`` for structs held column-wise
+  (``connect.api.record_columns``).
 - Converters: ``Converter``, ``HeaderConverter``.
 - Errors: ``ConnectException``, ``RetriableException``, ``DataException``.
 - ``compile_java_regex``: the Java regexes Kafka configs carry, compiled for Python.
@@ -66,7 +67,7 @@ from connect.api.errors import (
 from connect.api.headers import Header, Headers
 from connect.api.java_regex import compile_java_regex
 from connect.api.plugin_metrics import PluginMetrics
-from connect.api.record_columns import RecordColumns
+from connect.api.record_columns import RecordColumns, StructColumn
 from connect.api.records import ConnectRecord, SinkRecord, SourceRecord, TimestampType, TopicPartition
 from connect.api.sink_batch import RawForm, SinkRecordBatch, ValueRun
 from connect.api.task import (
@@ -131,6 +132,7 @@ __all__ = [
     "SourceTask",
     "SourceTaskContext",
     "Struct",
+    "StructColumn",
     "Task",
     "Time",
     "Timestamp",

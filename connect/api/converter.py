@@ -112,6 +112,18 @@ class Converter(ABC):
     ) -> bytes | None:
         """Serialize a value (described by ``schema``, or schemaless when None) to bytes."""
 
+    def from_connect_batch(
+        self, topic: str, schemas: Sequence[Schema | None], values: Sequence[Any]
+    ) -> list[bytes | None]:
+        """``from_connect_data`` of each value, in order: what a source worker calls for a
+        poll's records of a topic. The default calls it per value; a converter that can
+        write many at once (``values`` may be a ``StructColumn``, structs held column-wise)
+        overrides it. Raise (any exception) when one cannot be converted: the worker then
+        converts that batch one record at a time, where the failing record is named and
+        handled by ``errors.tolerance`` as usual."""
+        convert = self.from_connect_data
+        return [convert(topic, s, v) for s, v in zip(schemas, values, strict=True)]
+
     @abstractmethod
     def to_connect_data(
         self, topic: str, data: bytes | None, headers: Headers | None = None

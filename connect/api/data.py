@@ -69,7 +69,7 @@ import datetime
 import decimal
 import enum
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, NamedTuple
 
 from connect.api.errors import DataException
@@ -312,6 +312,28 @@ class Schema:
         if self.type is not Type.STRUCT:
             raise DataException(f"Cannot look up fields on non-struct type {self.type.name}")
         return self._by_name.get(name)
+
+    def fits_all(self, values: Sequence[Any]) -> bool:
+        """Whether every one of ``values`` is valid for this schema (``validate_value``
+        accepts each): one C-level pass when they all have the schema's one plain Python
+        type (``str`` for STRING, an ``int`` in range for the integer types), the full
+        check otherwise. What a batch of values of one schema needs checked."""
+        if not values:
+            return True
+        types = set(map(type, values))
+        if len(types) == 1:
+            exact = self._exact
+            if exact is not None and exact in types:
+                return True
+            bounds = self._int_range
+            if bounds is not None and int in types and bounds[0] <= min(values) and max(values) <= bounds[1]:
+                return True
+        try:
+            for v in values:
+                _check(self, v)
+        except _Invalid:
+            return False
+        return True
 
     @staticmethod
     def validate_value(schema: Schema, value: Any, path: str | None = None) -> None:

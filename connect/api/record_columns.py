@@ -10,9 +10,11 @@ Kafka calls it, on records made from the rows (``batch.record(i)``).
 
 A batch form must give the same result as ``apply`` row by row (the runtime's tests hold
 the shipped ones to that). It changes the columns in place: assigns whole columns or
-items, appends headers with ``batch.add_header`` (a row's ``Headers`` may be shared with
-the record a source task made, so never change one in place), and drops rows by
-listing their indexes in ``batch.dropped``. When it raises, the runtime puts the columns
+items of a list column (a column may also be another sequence, such as a
+``StructColumn``, which is never changed in place: assign a new one), appends headers
+with ``batch.add_header`` (a row's ``Headers`` may be shared with the record a source
+task made, so never change one in place), and drops rows by listing their indexes in
+``batch.dropped``. When it raises, the runtime puts the columns
 back as they were and runs that stage record by record through the error handling
 (``errors.tolerance``, the dead letter queue), so a batch form may simply raise on a row
 it cannot handle::
@@ -27,9 +29,10 @@ it cannot handle::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Generic, TypeVar
+from collections.abc import Iterator, Sequence
+from typing import Any, Generic, TypeVar, overload
 
+from connect.api.data import Schema, Struct
 from connect.api.headers import Header, Headers
 from connect.api.records import ConnectRecord
 
@@ -59,9 +62,9 @@ class RecordColumns(Generic[R]):
     topic: list[str]
     kafka_partition: list[int | None]
     key_schema: list[Any]
-    key: list[Any]
+    key: Sequence[Any]  # a list, or a StructColumn
     value_schema: list[Any]
-    value: list[Any]
+    value: Sequence[Any]  # a list, or a StructColumn
     timestamp: list[int | None]
     headers: list[Headers | None]
     dropped: list[int]
@@ -101,9 +104,11 @@ class RecordColumns(Generic[R]):
         self.topic[i] = record.topic
         self.kafka_partition[i] = record.kafka_partition
         self.key_schema[i] = record.key_schema
-        self.key[i] = record.key
+        self.key = keys = self.key if type(self.key) is list else list(self.key)
+        keys[i] = record.key
         self.value_schema[i] = record.value_schema
-        self.value[i] = record.value
+        self.value = values = self.value if type(self.value) is list else list(self.value)
+        values[i] = record.value
         self.timestamp[i] = record.timestamp
         self.headers[i] = record.headers if record.has_headers else None
 
@@ -114,3 +119,59 @@ class RecordColumns(Generic[R]):
         headers = own.copy() if own else Headers()
         headers.add_header(header)
         self.headers[i] = headers
+
+
+class StructColumn(Sequence[Struct]):
+    """Structs of one schema held as columns of their fields: ``fields[k][i]`` is row
+    ``i``'s value of field ``k``. A sequence of ``Struct`` (each made when read), so any
+    code may treat it as a column of values; a batch form that reshapes structs (hoist,
+    insert, rename, drop fields) reshapes the columns instead, in a few list operations
+    per batch rather than a struct per row, and a converter may write it column-wise.
+
+    The values must be valid for their fields' schemas: whoever makes a column checks
+    them (``Schema.fits_all``), as ``Struct.put`` would.
+    """
+
+    __slots__ = ("fields", "rows", "schema")
+
+    def __init__(self, schema: Schema, fields: list[Sequence[Any]], rows: int | None = None) -> None:
+        if len(fields) != len(schema.fields):
+            raise ValueError(f"{len(fields)} field columns for the {len(schema.fields)} fields of {schema!r}")
+        if rows is None:
+            if not fields:
+                raise ValueError("a StructColumn of a schema without fields needs its number of rows")
+            rows = len(fields[0])
+        if any(len(f) != rows for f in fields):
+            raise ValueError(f"field columns of a StructColumn of {rows} rows differ in length")
+        self.schema = schema
+        self.fields = fields
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return self.rows
+
+    @overload
+    def __getitem__(self, index: int) -> Struct: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> StructColumn: ...
+
+    def __getitem__(self, index: int | slice) -> Struct | StructColumn:
+        if isinstance(index, slice):
+            return StructColumn(self.schema, [f[index] for f in self.fields], len(range(self.rows)[index]))
+        if not -self.rows <= index < self.rows:
+            raise IndexError(f"row {index} of a StructColumn of {self.rows}")
+        return Struct.unchecked(self.schema, [f[index] for f in self.fields])
+
+    def __iter__(self) -> Iterator[Struct]:
+        unchecked, schema = Struct.unchecked, self.schema
+        if not self.fields:
+            return (unchecked(schema, []) for _ in range(self.rows))
+        return (unchecked(schema, list(row)) for row in zip(*self.fields, strict=True))
+
+    def take(self, rows: Sequence[int]) -> StructColumn:
+        """The column of these rows, in this order."""
+        return StructColumn(self.schema, [[f[i] for i in rows] for f in self.fields], len(rows))
+
+    def __repr__(self) -> str:
+        return f"StructColumn({self.schema!r}, {len(self)} rows)"

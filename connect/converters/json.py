@@ -24,6 +24,7 @@ import binascii
 import dataclasses
 import datetime
 import decimal
+import functools
 import json
 import math
 import re
@@ -53,6 +54,7 @@ from connect.api.data import (
 )
 from connect.api.errors import ConnectException, DataException
 from connect.api.headers import Headers
+from connect.api.record_columns import StructColumn
 
 __all__ = ["JsonConverter", "format_double", "format_float", "to_float32"]
 
@@ -284,6 +286,10 @@ def config_choice(configs: Mapping[str, Any], key: str, default: str, choices: t
     )
 
 
+# Types whose Connect values are their JSON values, checked by Schema.fits_all: a column
+# of them needs no writer call per value. (Floats are written the Java way; bytes in base64.)
+_AS_IS_TYPES = frozenset({Type.STRING, Type.BOOLEAN, Type.INT8, Type.INT16, Type.INT32, Type.INT64})
+
 # A document that is JSON null, as _are_documents sees it (msgspec's Raw of it).
 _NULL_DOCUMENT = msgspec.Raw(b"null")
 Writer = Callable[[Any], Any]
@@ -351,6 +357,58 @@ class JsonConverter(Converter, HeaderConverter):
             raise DataException(
                 f"Converting Kafka Connect data to byte[] failed due to serialization error: {e}"
             ) from e
+
+    def from_connect_batch(
+        self, topic: str, schemas: Sequence[Schema | None], values: Sequence[Any]
+    ) -> list[bytes | None]:
+        if isinstance(values, StructColumn) and not self.schemas_enable:
+            return self._struct_column(values)
+        first = schemas[0] if schemas else None
+        if (
+            first is not None
+            and first.name is None
+            and first.type in _AS_IS_TYPES
+            and schemas.count(first) == len(schemas)
+            and (None not in values or (first.optional and first.default_value is None))
+            and first.fits_all(values)
+        ):
+            # A topic's values of one plain schema (a string per line, say): JSON is the
+            # value itself, one orjson call each and no writer (benchmarks/file_pipeline.py).
+            dumps = orjson.dumps
+            if self.schemas_enable:
+                schema_json = self._writer_entry(first)[0]
+                out = [dumps({"schema": schema_json, "payload": v}) for v in values]
+            else:
+                out = list(map(dumps, values))
+            return [_jackson_escapes(o) if b"\\u00" in o else o for o in out]
+        return super().from_connect_batch(topic, schemas, values)
+
+    def _struct_column(self, structs: StructColumn) -> list[bytes | None]:
+        """Schemaless JSON of structs held column-wise: each field column written at once
+        (left as it is where JSON writes its values unchanged: plain strings, booleans and
+        integers in range), then one object per row. ``benchmarks/transforms.py`` pays
+        for this: a struct per row and a writer call per field cost more than the chain."""
+        names = [f.name for f in structs.schema.fields]
+        columns: list[Sequence[Any]] = []
+        try:
+            for f, column in zip(structs.schema.fields, structs.fields, strict=True):
+                fs = f.schema
+                as_is = (
+                    fs.name is None
+                    and fs.type in _AS_IS_TYPES
+                    and (None not in column or (fs.optional and fs.default_value is None))
+                    and fs.fits_all(column)
+                )
+                columns.append(column if as_is else list(map(self._writer(fs), column)))
+        except _Problem as e:
+            raise DataException(f"Converting Kafka Connect data to JSON failed: {e.message()}") from None
+        try:
+            out = list(map(_row_writer(tuple(names)), *columns)) if columns else [b"{}"] * len(structs)
+        except orjson.JSONEncodeError as e:
+            raise DataException(
+                f"Converting Kafka Connect data to byte[] failed due to serialization error: {e}"
+            ) from e
+        return [_jackson_escapes(o) if b"\\u00" in o else o for o in out]
 
     def from_connect_header(
         self, topic: str, header_key: str, schema: Schema | None, value: Any
@@ -938,6 +996,21 @@ def _struct_writer(schema: Schema, fields: list[tuple[str, Writer]]) -> Writer:
         return out
 
     return _fast_struct_writer(schema, plan, write_struct_checked)
+
+
+@functools.lru_cache(maxsize=256)
+def _row_writer(names: tuple[str, ...]) -> Callable[..., bytes]:
+    """``(x0, x1, ...) -> orjson.dumps({names[0]: x0, ...})`` as one generated dict display,
+    mapped over a StructColumn's field columns: half the cost of ``dict(zip(names, row))``
+    per row (``benchmarks/transforms.py``). Names are values in the namespace, never code;
+    ``tests/connect/test_struct_columns.py`` holds it to ``from_connect_data``."""
+    namespace: dict[str, Any] = {"_dumps": orjson.dumps}
+    params = ", ".join(f"x{i}" for i in range(len(names)))
+    items = ", ".join(f"k{i}: x{i}" for i in range(len(names)))
+    namespace.update({f"k{i}": name for i, name in enumerate(names)})
+    exec(f"def row({params}):\n    return _dumps({{{items}}})\n", namespace)
+    row: Callable[..., bytes] = namespace["row"]
+    return row
 
 
 def _fast_struct_writer(

@@ -26,6 +26,7 @@ from connect.api.record_columns import RecordColumns
 from connect.api.records import SourceRecord
 from connect.api.task import SourceTask, SourceTaskContext
 from connect.runtime.errors import TOLERATED, RetryWithToleranceOperator, Stage
+from connect.runtime.sink_conversion import spans
 from connect.runtime.source_delivery import BulkAcks, PerRecordAcks, wants_per_record_acks
 from connect.runtime.status import ConnectorTaskId, StatusListener, TargetState
 from connect.runtime.topic_creation import TopicCreation
@@ -108,6 +109,7 @@ class WorkerSourceTask(WorkerTask):
         self._to_send: list[SourceRecord] = []
         self._next = 0  # the next polled record to send (or to count as dropped)
         self._out: ChainOutput[SourceRecord] | None = None  # the chain's columns of _to_send
+        self._values: list[Any] = []  # each row's value as converted, or _UNCONVERTED
         self._row = 0  # the next row of _out to send
         self._last_commit = time.monotonic()
 
@@ -146,6 +148,7 @@ class WorkerSourceTask(WorkerTask):
                 self._to_send = self._poll()
                 self._next = self._row = 0
                 self._out = self._transform(self._to_send) if self._to_send else None
+                self._values = self._convert_values(self._out) if self._out is not None else []
                 if not self._to_send:
                     self.producer.poll(0)
                     self._raise_producer_error()
@@ -179,6 +182,26 @@ class WorkerSourceTask(WorkerTask):
             return out
         return ChainOutput(RecordColumns(records), list(range(len(records))), 0)
 
+    def _convert_values(self, out: ChainOutput[SourceRecord]) -> list[Any]:
+        """The rows' values converted a topic's run at a time (``Converter.from_connect_batch``);
+        a run the converter refuses is marked, and converted row by row in ``_send_all``
+        where a failing record meets the error handling."""
+        columns = out.columns
+        topics, schemas, values = columns.topic, columns.value_schema, columns.value
+        converted: list[Any] = []
+        batch = self.value_converter.from_connect_batch
+        for start, end in spans(topics) if topics else ():
+            try:
+                got = batch(topics[start], schemas[start:end], values[start:end])
+                if len(got) != end - start:
+                    raise ConnectException(
+                        "from_connect_batch returned a different number of values than given"
+                    )
+            except Exception:
+                got = [_UNCONVERTED] * (end - start)
+            converted += got
+        return converted
+
     def _send_all(self) -> None:
         """Send the polled records from ``_next`` on; returns early only when stopping.
 
@@ -196,6 +219,10 @@ class WorkerSourceTask(WorkerTask):
         topics, partitions, timestamps = columns.topic, columns.kafka_partition, columns.timestamp
         key_schemas, keys = columns.key_schema, columns.key
         value_schemas, values, headers_of = columns.value_schema, columns.value, columns.headers
+        converted = self._values
+        # Headers converted once per Headers object of the batch: a transformation adding the
+        # same header to every record shares one (benchmarks/transforms.py).
+        converted_headers: dict[tuple[str, int], Any] = {}
         delivery = self.delivery
         bulk = delivery if isinstance(delivery, BulkAcks) else None
         key_from = self.key_converter.from_connect_data
@@ -242,28 +269,33 @@ class WorkerSourceTask(WorkerTask):
                         exc,
                         record,
                     )
-                try:
-                    value = value_from(topic, value_schemas[j], values[j])
-                except Exception as exc:
-                    value = self._recover(
-                        Stage.VALUE_CONVERTER,
-                        self.value_converter,
-                        partial(value_from, topic, value_schemas[j], values[j]),
-                        exc,
-                        record,
-                    )
-                row_headers = headers_of[j]
-                if row_headers:
+                value = converted[j]
+                if value is _UNCONVERTED:
                     try:
-                        headers = self._headers(topic, row_headers)
+                        value = value_from(topic, value_schemas[j], values[j])
                     except Exception as exc:
-                        headers = self._recover(
-                            Stage.HEADER_CONVERTER,
-                            self.header_converter,
-                            partial(self._headers, topic, row_headers),
+                        value = self._recover(
+                            Stage.VALUE_CONVERTER,
+                            self.value_converter,
+                            partial(value_from, topic, value_schemas[j], values[j]),
                             exc,
                             record,
                         )
+                row_headers = headers_of[j]
+                if row_headers is not None:  # not truthiness: that is a Python call per record
+                    headers = converted_headers.get((topic, id(row_headers)))
+                    if headers is None:
+                        try:
+                            headers = self._headers(topic, row_headers)
+                            converted_headers[topic, id(row_headers)] = headers
+                        except Exception as exc:
+                            headers = self._recover(
+                                Stage.HEADER_CONVERTER,
+                                self.header_converter,
+                                partial(self._headers, topic, row_headers),
+                                exc,
+                                record,
+                            )
                 if key is TOLERATED or value is TOLERATED or headers is TOLERATED:
                     self.metrics.records_skipped += 1
                     self._flush_run(cur_partition, cur_offset)
@@ -276,7 +308,14 @@ class WorkerSourceTask(WorkerTask):
                     self._ensure_topic(topic)
                 partition, timestamp = partitions[j], timestamps[j]
                 try:
-                    if bulk is None or headers or timestamp or partition is not None:
+                    if bulk is not None and not timestamp and partition is None:
+                        # The common cases, with no keyword the record does not need:
+                        # confluent-kafka parses each one given (benchmarks/transforms.py).
+                        if headers:
+                            produce(topic, value, key, headers=headers)
+                        else:
+                            produce(topic, value, key)
+                    else:
                         produce(
                             topic,
                             value,
@@ -286,8 +325,6 @@ class WorkerSourceTask(WorkerTask):
                             timestamp=timestamp or 0,
                             headers=headers or None,
                         )
-                    else:
-                        produce(topic, value, key)  # the common case: nothing per record to build
                 except BufferError:
                     # The producer's queue is full: serve callbacks and try this record again.
                     producer.poll(0.05)
@@ -424,6 +461,9 @@ class WorkerSourceTask(WorkerTask):
         except Exception:
             log.exception("%s: commit() raised; continuing", self.id)
         return True
+
+
+_UNCONVERTED: Any = object()  # a row whose value its batch conversion did not give
 
 
 def _source_context(record: SourceRecord) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Generic, TypeVar
 
-from connect.api.record_columns import RecordColumns
+from connect.api.record_columns import RecordColumns, StructColumn
 from connect.api.records import ConnectRecord
 from connect.api.transforms import FunctionTransformation, Predicate, Transformation
 from connect.runtime.errors import TOLERATED, RetryWithToleranceOperator, Stage
@@ -183,11 +183,19 @@ def _run_tolerated(
     )
 
 
-def _snapshot(batch: RecordColumns[Any]) -> list[list[Any]]:
-    return [list(getattr(batch, name)) for name in _COLUMNS]
+def _snapshot(batch: RecordColumns[Any]) -> list[Sequence[Any]]:
+    # Lists are copied (a batch form may assign their items); other columns, such as a
+    # StructColumn, are never changed in place.
+    return [c.copy() if type(c) is list else c for c in (getattr(batch, name) for name in _COLUMNS)]
 
 
-def _restore(batch: RecordColumns[Any], saved: list[list[Any]]) -> None:
+def _rows(column: Sequence[Any], rows: list[int]) -> Sequence[Any]:
+    if isinstance(column, StructColumn):
+        return column.take(rows)
+    return [column[i] for i in rows]
+
+
+def _restore(batch: RecordColumns[Any], saved: list[Sequence[Any]]) -> None:
     for name, column in zip(_COLUMNS, saved, strict=True):
         setattr(batch, name, column)
     batch.dropped = []
@@ -271,8 +279,7 @@ def _compact(batch: RecordColumns[Any], origin: list[int]) -> None:
     gone = set(dropped)
     keep = [i for i in range(len(batch)) if i not in gone]
     for name in _COLUMNS:
-        column = getattr(batch, name)
-        setattr(batch, name, [column[i] for i in keep])
+        setattr(batch, name, _rows(getattr(batch, name), keep))
     origin[:] = [origin[i] for i in keep]
     batch.dropped = []
 
@@ -280,8 +287,7 @@ def _compact(batch: RecordColumns[Any], origin: list[int]) -> None:
 def _take(batch: RecordColumns[Any], rows: list[int]) -> RecordColumns[Any]:
     part: RecordColumns[Any] = RecordColumns(())
     for name in _COLUMNS:
-        column = getattr(batch, name)
-        setattr(part, name, [column[i] for i in rows])
+        setattr(part, name, _rows(getattr(batch, name), rows))
     return part
 
 
@@ -289,6 +295,9 @@ def _put(batch: RecordColumns[Any], rows: list[int], part: RecordColumns[Any]) -
     """Write a part's rows back at ``rows``; rows the part dropped are dropped."""
     for name in _COLUMNS:
         column = getattr(batch, name)
+        if type(column) is not list:
+            column = list(column)
+            setattr(batch, name, column)
         for i, value in zip(rows, getattr(part, name), strict=True):
             column[i] = value
     batch.dropped.extend(rows[j] for j in part.dropped)

@@ -115,6 +115,32 @@ def records(draw: st.DrawFn) -> SourceRecord:
     )
 
 
+@st.composite
+def uniform_batches(draw: st.DrawFn) -> list[SourceRecord]:
+    """Batches whose values all share one schema (a topic's usual poll): where batch forms
+    hold structs column-wise (StructColumn) rather than row by row."""
+    schema, values_of = draw(
+        st.sampled_from(
+            [
+                (Schema.STRING_SCHEMA, st.text(max_size=4)),
+                (Schema.OPTIONAL_STRING_SCHEMA, st.none() | st.text(max_size=4)),
+                (
+                    PERSON,
+                    st.builds(
+                        lambda name, n: Struct(PERSON).put("name", name).put("n", n),
+                        st.none() | st.text(max_size=3),
+                        st.integers(-9, 9),
+                    ),
+                ),
+            ]
+        )
+    )
+    out = []
+    for record in draw(st.lists(records(), min_size=1, max_size=10)):
+        out.append(record.new_record(value_schema=schema, value=draw(values_of)))
+    return out
+
+
 def _operator() -> tuple[RetryWithToleranceOperator, Recording]:
     reporter = Recording()
     return RetryWithToleranceOperator(ErrorsConfig(tolerate_all=True), "c", 0, [reporter]), reporter
@@ -138,6 +164,26 @@ def _fields(r: Any) -> tuple[Any, ...]:
 def test_a_chain_over_a_batch_equals_the_chain_record_by_record(
     picks: list[tuple[int, int | None, bool]], batch: list[SourceRecord]
 ) -> None:
+    _check_chain(picks, batch)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, len(STAGES) - 1), st.none() | st.integers(0, len(PREDICATES) - 1), st.booleans()
+        ),
+        max_size=6,
+    ),
+    uniform_batches(),
+)
+def test_a_chain_over_a_batch_of_one_schema_equals_the_chain_record_by_record(
+    picks: list[tuple[int, int | None, bool]], batch: list[SourceRecord]
+) -> None:
+    _check_chain(picks, batch)
+
+
+def _check_chain(picks: list[tuple[int, int | None, bool]], batch: list[SourceRecord]) -> None:
     chain = _chain(picks)
     op_one, reported_one = _operator()
     expected: list[tuple[int, tuple[Any, ...]]] = []

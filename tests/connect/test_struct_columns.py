@@ -1,0 +1,103 @@
+"""Structs held column-wise (``StructColumn``) and the converters' batch method over them:
+``JsonConverter.from_connect_batch`` writes exactly what ``from_connect_data`` writes for
+each struct, or refuses where one of them would be refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from connect.api import DataException, Schema, SchemaBuilder, Struct, StructColumn
+from connect.converters.json import JsonConverter
+
+FIELDS: list[tuple[Schema, st.SearchStrategy[Any]]] = [
+    (Schema.STRING_SCHEMA, st.text(max_size=5)),
+    (Schema.OPTIONAL_STRING_SCHEMA, st.none() | st.text(max_size=5)),
+    (SchemaBuilder.string().optional().default_value("d").build(), st.none() | st.text(max_size=3)),
+    (Schema.INT8_SCHEMA, st.integers(-128, 127)),
+    (Schema.OPTIONAL_INT64_SCHEMA, st.none() | st.integers(-(2**63), 2**63 - 1)),
+    (Schema.FLOAT64_SCHEMA, st.floats(allow_nan=False)),
+    (Schema.OPTIONAL_BOOLEAN_SCHEMA, st.none() | st.booleans()),
+    (Schema.OPTIONAL_BYTES_SCHEMA, st.none() | st.binary(max_size=4)),
+]
+
+
+@st.composite
+def columns(draw: st.DrawFn) -> tuple[Schema, list[list[Any]]]:
+    picks = draw(st.lists(st.integers(0, len(FIELDS) - 1), min_size=1, max_size=4))
+    builder = SchemaBuilder.struct()
+    for n, k in enumerate(picks):
+        builder.field(f"f{n}", FIELDS[k][0])
+    schema = builder.build()
+    rows = draw(st.integers(1, 6))
+    return schema, [[draw(FIELDS[k][1]) for _ in range(rows)] for k in picks]
+
+
+def _converter(**configs: str) -> JsonConverter:
+    c = JsonConverter()
+    c.configure({"schemas.enable": "false", **configs}, False)
+    return c
+
+
+def _each(c: JsonConverter, schema: Schema, structs: list[Struct]) -> list[bytes | None] | type[Exception]:
+    try:
+        return [c.from_connect_data("t", schema, s) for s in structs]
+    except DataException as exc:
+        return type(exc)
+
+
+@settings(max_examples=400, deadline=None)
+@given(columns(), st.booleans())
+def test_a_struct_column_is_written_as_each_struct_is(
+    case: tuple[Schema, list[list[Any]]], replace: bool
+) -> None:
+    schema, fields = case
+    c = _converter(**{"replace.null.with.default": str(replace).lower()})
+    column = StructColumn(schema, fields)
+    structs = [Struct.unchecked(schema, list(row)) for row in zip(*fields, strict=True)]
+    expected = _each(c, schema, structs)
+    try:
+        got: list[bytes | None] | type[Exception] = c.from_connect_batch("t", [schema] * len(column), column)
+    except DataException as exc:
+        got = type(exc)
+    assert got == expected
+
+
+def test_a_struct_column_is_a_sequence_of_structs() -> None:
+    schema = SchemaBuilder.struct().field("a", Schema.STRING_SCHEMA).field("b", Schema.INT32_SCHEMA).build()
+    column = StructColumn(schema, [["x", "y", "z"], [1, 2, 3]])
+    assert len(column) == 3
+    assert column[1] == Struct(schema).put("a", "y").put("b", 2)
+    assert [s.get("b") for s in column] == [1, 2, 3]
+    assert list(column[1:]) == list(column.take([1, 2]))
+    with pytest.raises(IndexError):
+        column[3]
+    with pytest.raises(ValueError, match="differ in length"):
+        StructColumn(schema, [["x"], [1, 2]])
+    empty = SchemaBuilder.struct().build()
+    assert [s.schema for s in StructColumn(empty, [], 2)] == [empty, empty]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(0, len(FIELDS) - 1), st.data(), st.booleans())
+def test_a_column_of_one_plain_schema_is_written_as_each_value_is(
+    k: int, data: st.DataObject, schemas: bool
+) -> None:
+    schema, values_of = FIELDS[k]
+    values = data.draw(
+        st.lists(values_of | st.sampled_from(["text", 7, None, 2**70]), min_size=1, max_size=6)
+    )
+    c = JsonConverter()
+    c.configure({"schemas.enable": str(schemas).lower()}, False)
+    try:
+        expected: list[bytes | None] | type[Exception] = [c.from_connect_data("t", schema, v) for v in values]
+    except DataException as exc:
+        expected = type(exc)
+    try:
+        got: list[bytes | None] | type[Exception] = c.from_connect_batch("t", [schema] * len(values), values)
+    except DataException as exc:
+        got = type(exc)
+    assert got == expected
