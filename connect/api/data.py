@@ -313,6 +313,21 @@ class Schema:
             raise DataException(f"Cannot look up fields on non-struct type {self.type.name}")
         return self._by_name.get(name)
 
+    @property
+    def plain_type(self) -> builtins.type | None:
+        """The one Python type a plain (not logical) value of this schema has, when there is
+        one: ``str`` for STRING, ``bool`` for BOOLEAN, ``float`` for FLOAT64, ``bytes`` for
+        BYTES; None for FLOAT32 (its range is checked), the integer types (see ``int_range``),
+        logical and composite types.
+        A value of exactly this type is valid without further checks: what generated fast
+        paths (JDBC rows, JSON writers) test before they take a value as it is."""
+        return self._exact
+
+    @property
+    def int_range(self) -> tuple[int, int] | None:
+        """(lowest, highest) of an integer schema (INT8 to INT64, not logical), else None."""
+        return self._int_range
+
     def fits_all(self, values: Sequence[Any]) -> bool:
         """Whether every one of ``values`` is valid for this schema (``validate_value``
         accepts each): one C-level pass when they all have the schema's one plain Python

@@ -160,9 +160,9 @@ def _generate(
         fit: type | None
         if fs.name in _LOGICAL_TYPES:
             fit = _LOGICAL_TYPES[fs.name]
-        elif fs._exact is not None:
-            fit = fs._exact
-        elif fs._int_range is not None:
+        elif fs.plain_type is not None:
+            fit = fs.plain_type
+        elif fs.int_range is not None:
             fit = int
         else:
             fit = None
@@ -171,8 +171,8 @@ def _generate(
             break
         namespace[f"t{i}"] = fit
         check = f"type(x{i}) is t{i}"
-        if fs._int_range is not None and fs.name not in _LOGICAL_TYPES:
-            lo, hi = fs._int_range
+        if fs.int_range is not None and fs.name not in _LOGICAL_TYPES:
+            lo, hi = fs.int_range
             check += f" and {lo} <= x{i} <= {hi}"
         if (fs.optional or fs.default_value is not None) and i not in mapper.key_positions:
             check = f"(x{i} is None or ({check}))"  # null fits; a key field is never null
