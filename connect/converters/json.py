@@ -1020,7 +1020,8 @@ def _fast_struct_writer(
 ) -> Writer:
     """``checked`` for a Struct of exactly ``schema``, as one generated dict display (no loop
     or call per field whose value is written as it is). Whatever goes wrong runs ``checked``
-    again, which says where (writers are pure)."""
+    again, which says where (writers are pure). Paid for by ``benchmarks/jdbc_source.py``
+    (a struct per row); ``tests/connect/test_struct_columns.py`` holds it to ``checked``."""
     namespace: dict[str, Any] = {
         "_Struct": Struct,
         "_schema": schema,

@@ -137,7 +137,8 @@ def _generate(
     """Straight-line code for one layout: ``convert`` without the per-column loop (a value a
     converter returns unchanged is kept as it is), and the Structs of values whose types
     all fit their fields as ``Struct.from_values`` checks them (None when one may not:
-    ``structs`` then checks them one by one)."""
+    ``structs`` then checks them one by one). Paid for by ``benchmarks/jdbc_source.py``;
+    ``tests/connectors/jdbc/test_query_types.py`` holds both to the checked paths."""
     n = len(mapper.converters)
     namespace: dict[str, Any] = {
         "_Struct": Struct,
