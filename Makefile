@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := kcat chromium
 
-.PHONY: help install system-deps demo test test-fast lint docs typecheck bench-broker bench-file bench-transforms bench-failover bench-jdbc bench-spark bench-elasticsearch bench-s3 broker clean
+.PHONY: help install system-deps demo test test-fast lint docs typecheck bench-broker bench-file bench-transforms bench-multicore bench-failover bench-jdbc bench-spark bench-elasticsearch bench-s3 broker clean
 
 help:
 	@echo "make demo          file and bank pipelines on the embedded broker, checked end to end (Ctrl-C stops it)"
@@ -16,6 +16,7 @@ help:
 	@echo "make bench-broker  broker throughput benchmark (prints ratios)"
 	@echo "make bench-file    file connector pipeline benchmark (prints ratios)"
 	@echo "make bench-transforms  file source with and without a five-SMT chain (prints the ratio)"
+	@echo "make bench-multicore  four CPU-bound tasks: one worker process against --processes 2 (prints the ratio)"
 	@echo "make bench-failover  kill -9 and scale-out of a distributed worker fleet (prints times and ratios)"
 	@echo "make bench-jdbc    JDBC query source and PostgreSQL CDC against raw loops (prints ratios, latency)"
 	@echo "make bench-spark   Spark sink against raw PySpark, Spark reader against a raw consumer (prints ratios)"
@@ -83,6 +84,9 @@ bench-file: install
 
 bench-transforms: install
 	$(BIN)/python benchmarks/transforms.py
+
+bench-multicore: install
+	$(BIN)/python benchmarks/multicore.py
 
 bench-failover: install
 	$(BIN)/python benchmarks/failover.py

@@ -1,6 +1,7 @@
 """Distributed mode: one worker of a Connect cluster.
 
     connect-distributed workers.properties
+    connect-distributed workers.properties --processes N   (N workers, one core each)
 
 Workers with the same ``group.id`` and storage topics form a cluster: they share
 connectors and tasks through the broker's group protocol and keep configs, offsets
@@ -42,6 +43,7 @@ from connect.storage.kafka_configs import KafkaConfigBackingStore
 from connect.storage.kafka_offsets import KafkaOffsetBackingStore
 from connect.storage.kafka_status import KafkaStatusBackingStore
 from connect.storage.topic_admin import TopicMisconfigured
+from connect.worker_processes import Layout, WorkerProcesses, worker_commands
 
 log = logging.getLogger("connect.distributed")
 
@@ -277,14 +279,33 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         help="a worker config value that replaces the file's (repeatable), e.g. listeners=http://:8084",
     )
     p.add_argument("--log-level", default="INFO")
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run N worker processes of this cluster, one core each; worker i listens on each "
+        "listener's port plus i (default 1)",
+    )
     return p
 
 
 def main(argv: list[str] | None = None, prog: str = "connect-distributed") -> int:
     args = build_parser(prog).parse_args(argv)
     configure_logging(args.log_level)
+    if args.processes < 1:
+        print(f"{prog}: --processes must be at least 1, not {args.processes}", file=sys.stderr)
+        return 2
     try:
         config = worker_config(load(args.worker_properties), parse_overrides(args.override))
+        if args.processes > 1:
+            layout = Layout(
+                config.listeners, config.rest_advertised_port, bool(config.embedded_broker_enable)
+            )
+            commands = worker_commands(
+                args.worker_properties, args.override, layout, args.processes, args.log_level
+            )
+            return WorkerProcesses(commands).run()
         asyncio.run(_serve(config))
     except (PropertiesError, StartupError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
