@@ -38,7 +38,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from benchmarks._common import ROOT, broker_process
 from benchmarks._worker import wait_for
-from connect.testing import DistributedWorkerProcess
+from sluiceway.embedded import DistributedWorkerProcess
 
 _GENERATION = re.compile(r"generation (\d+) as (?:leader|follower): .*\(leader (\S+)\)")
 

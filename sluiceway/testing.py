@@ -4,7 +4,7 @@ Sluiceway registers this module under pytest's ``pytest11`` entry point, so thes
 fixtures exist in every pytest run of an environment where Sluiceway is installed;
 nothing starts, and nothing heavier than pytest is imported, until a test asks for one.
 Nothing is faked: records go through the Kafka protocol to Sluiceway's broker, the
-worker is the real standalone worker (``connect.testing.EmbeddedConnect``), offsets and
+worker is the real standalone worker (``sluiceway.embedded.EmbeddedConnect``), offsets and
 statuses go where they go in production.
 
 Fixtures (function-scoped: each test gets a broker, a worker, source offsets and
@@ -25,7 +25,7 @@ together they start in about a second):
     Sluiceway's broker in this process, on an ephemeral 127.0.0.1 port; ``.bootstrap``
     is its address for any Kafka client.
 
-``sluiceway_connect`` -> ``connect.testing.EmbeddedConnect``
+``sluiceway_connect`` -> ``sluiceway.embedded.EmbeddedConnect``
     A standalone worker on that broker with its REST API on an ephemeral port:
     ``create_connector(name, config)``, ``wait_for_running(name, tasks)``,
     ``status(name)``, ``request(method, path, body)``, ``produce``, ``consume``.
@@ -80,7 +80,7 @@ if TYPE_CHECKING:
     from broker.server import EmbeddedBroker
     from connect.api.converter import Converter
     from connect.api.data import Schema
-    from connect.testing import EmbeddedConnect
+    from sluiceway.embedded import EmbeddedConnect
 
 __all__ = [
     "DrainedRecord",
@@ -404,7 +404,7 @@ def sluiceway_connect(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[EmbeddedConnect]:
     """A standalone worker on ``sluiceway_broker``, REST API on an ephemeral port."""
-    from connect.testing import EmbeddedConnect
+    from sluiceway.embedded import EmbeddedConnect
 
     work_dir: Path = tmp_path_factory.mktemp("sluiceway-connect")
     with EmbeddedConnect(

@@ -16,7 +16,7 @@ import pytest
 from connect.distributed import group_member_security
 from connect.herder.membership import GroupError, GroupMember
 from connect.runtime.client_security import ClientSecurityError
-from connect.testing import EmbeddedConnectCluster
+from sluiceway.embedded import EmbeddedConnectCluster
 from tests.broker_security.conftest import SCRAM_USERS, SecureBroker
 from tests.support import unique
 

@@ -10,7 +10,7 @@ from confluent_kafka import Producer
 from broker.cli import main as broker_main
 from broker.config import load_config
 from broker.server import EmbeddedBroker
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 from tests.broker_security.conftest import SCRAM_USERS, SecureBroker, broker_settings, create_scram_users
 from tests.certificates import TestCA
 

@@ -11,7 +11,7 @@ import orjson
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 
-from connect.testing import EmbeddedConnectCluster
+from sluiceway.embedded import EmbeddedConnectCluster
 from tests.connect import plugins
 from tests.support import unique
 

@@ -11,7 +11,7 @@ import pytest
 
 from connect.runtime.logging_context import ContextFilter
 from connect.standalone import LOG_FORMAT
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 from tests.support import unique, wait_until
 
 

@@ -27,7 +27,7 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 
 MARKER = "tests.connect.rest_plugins.MarkerSourceConnector"
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"

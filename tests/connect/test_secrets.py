@@ -18,7 +18,7 @@ from connect.runtime.secrets import (
     is_client_password_key,
     secret_values,
 )
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 
 
 def test_which_keys_are_secret() -> None:

@@ -2,7 +2,7 @@
 ``to_connect_batch`` call per converter, and, when a converter refuses the batch, one
 record at a time with errors.tolerance and the dead letter queue as usual.
 
-Real broker and worker in this process (``connect.testing.EmbeddedConnect``); the
+Real broker and worker in this process (``sluiceway.embedded.EmbeddedConnect``); the
 converters and sink are the plugins of ``tests.connect.plugins``.
 """
 
@@ -15,7 +15,7 @@ import orjson
 import pytest
 from confluent_kafka import Producer
 
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 from tests.connect import plugins
 from tests.support import unique
 

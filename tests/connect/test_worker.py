@@ -17,7 +17,7 @@ import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource
 
 from connect.runtime.switch_interval import WORKER_SWITCH_INTERVAL_S
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 from tests.connect import plugins
 from tests.support import unique
 

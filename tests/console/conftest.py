@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, sync_playwright
 
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's package (make system-deps), not a Playwright download
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "console"

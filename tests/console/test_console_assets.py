@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 from tests.console.conftest import Console
 
 

@@ -12,7 +12,7 @@ from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-def
 
 from connect.rest.topics import admin_settings
 from connect.runtime.config import StandaloneConfig
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 from tests.support import unique
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from connect.testing import EmbeddedConnectCluster
+from sluiceway.embedded import EmbeddedConnectCluster
 from tests.support import unique
 
 pytestmark = pytest.mark.docker

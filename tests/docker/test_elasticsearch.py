@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 from tests.connectors.elasticsearch.test_sink import (  # noqa: F401 - collected here, against the container
     test_a_malformed_document_fails_the_task_by_default_and_warn_skips_it,
     test_a_topic_router_picks_the_index,

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 from tests.connectors.s3.conftest import bucket, proxy, s3  # noqa: F401 - the same fixtures, on LocalStack
 from tests.connectors.s3.test_sink import (  # noqa: F401 - collected here, against LocalStack
     test_a_missing_bucket_is_refused_at_creation_and_fails_a_running_task,

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 
 MAX_BODY = 2048
 PER_IP = 6

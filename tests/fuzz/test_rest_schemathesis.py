@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 
 EXAMPLES_PER_OPERATION = 40
 

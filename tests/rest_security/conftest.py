@@ -10,7 +10,7 @@ import pytest
 
 from connect.runtime.config import StandaloneConfig
 from connect.runtime.embedded_broker import start_embedded_broker
-from connect.testing import free_port
+from sluiceway.embedded import free_port
 from tests.certificates import TestCA
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"

@@ -14,7 +14,7 @@ import pytest
 
 from connect.api.errors import ConnectException
 from connect.rest.credentials import hash_password
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 from tests.rest_security.conftest import source_config
 
 UNAUTHORIZED = {"error_code": 401, "message": "User cannot access the resource."}

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from connect.api.errors import ConnectException
-from connect.testing import EmbeddedConnect, free_port
+from sluiceway.embedded import EmbeddedConnect, free_port
 from tests.certificates import TestCA
 from tests.rest_security.conftest import source_config, trusting
 

@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from connect.herder.request_signing import sign
-from connect.testing import EmbeddedConnectCluster
+from sluiceway.embedded import EmbeddedConnectCluster
 from tests.certificates import TestCA
 from tests.rest_security.conftest import source_config, trusting
 

@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 
 from connect.api import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
 from connect.converters.json import JsonConverter
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 from spark_sink.table_log import COMMITS, STAGING
 from tests.support import unique
 

@@ -14,7 +14,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from connect.api import Schema, TopicPartition
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 from spark_sink.hadoop_fs import HadoopFs
 from spark_sink.session import java_problem
 from spark_sink.table_log import STAGING, FencedException, Manifest, TableLog, manifest_path

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from connect.testing import DistributedWorkerProcess
+from sluiceway.embedded import DistributedWorkerProcess
 from tests.support import ROOT, BrokerProcess, wait_until
 
 pytestmark = pytest.mark.slow

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
-from connect.testing import EmbeddedConnect, free_port
+from sluiceway.embedded import EmbeddedConnect, free_port
 from tests.certificates import tls_files
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"

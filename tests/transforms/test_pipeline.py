@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from connect.api import Struct
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 from tests.connect import plugins
 from tests.support import unique
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 from tests.contract_servers.elasticsearch import ElasticsearchContractServer
 
 

@@ -15,7 +15,7 @@ import orjson
 import pytest
 from elasticsearch import Elasticsearch
 
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 from tests.certificates import tls_files
 from tests.contract_servers.elasticsearch import ElasticsearchContractServer
 from tests.support import unique

@@ -18,7 +18,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 from tests.connectors.jdbc.test_cdc_support import CdcDatabase, Event, TopicReader, cdc_db, lsn
 from tests.databases import PostgresServer, ServerUnavailable
 from tests.support import unique

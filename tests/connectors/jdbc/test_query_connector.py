@@ -20,8 +20,8 @@ from confluent_kafka import Consumer, Message, TopicPartition
 
 from connect.api import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
 from connect.converters.json import JsonConverter
-from connect.testing import EmbeddedConnect
 from connectors.jdbc.query.types import PRECISION_PARAMETER
+from sluiceway.embedded import EmbeddedConnect
 from tests.connectors.jdbc.test_query_support import (
     TestDatabase,
     db_fixture,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 from tests.contract_servers.s3 import MotoS3Server, S3FaultProxy
 from tests.support import unique
 

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 from tests.contract_servers.s3 import MotoS3Server, S3FaultProxy
 from tests.support import unique
 

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
-from connect.testing import EmbeddedConnect
+from sluiceway.embedded import EmbeddedConnect
 from tests.contract_servers.elasticsearch import ElasticsearchContractServer
 from tests.contract_servers.twitter import TwitterContractServer
 from tests.support import unique

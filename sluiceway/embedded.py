@@ -5,7 +5,7 @@ included) on ephemeral ports, on a background thread, and stops both afterwards.
 is Kafka's ``EmbeddedConnectCluster`` for Python plugin authors::
 
     import pytest
-    from connect.testing import EmbeddedConnect
+    from sluiceway.embedded import EmbeddedConnect
 
     @pytest.fixture
     def connect(tmp_path):
