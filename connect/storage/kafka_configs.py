@@ -40,11 +40,14 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeGuard
 
+from typing_extensions import Unpack
+
 from connect.api.errors import ConnectException
 from connect.runtime.status import ConnectorTaskId, TargetState
 from connect.storage.configs import ClusterConfigState, ConfigListener
-from connect.storage.kafka_log import KafkaBasedLog, decode_value, encode_value
-from connect.storage.topic_admin import CONFIG_TOPIC, check_single_partition, ensure_internal_topic
+from connect.storage.kafka_log import decode_value, encode_value
+from connect.storage.topic_admin import CONFIG_TOPIC, check_single_partition
+from connect.storage.topic_store import TopicBackedStore, TopicStoreOptions
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +154,7 @@ def _properties(doc: Any) -> dict[str, str] | None:
     return {k: v for k, v in props.items() if v is not None}
 
 
-class KafkaConfigBackingStore:
+class KafkaConfigBackingStore(TopicBackedStore):
     """The config topic of a distributed worker group (see the module docstring for the records).
 
     ``client_settings`` are the worker's Kafka client settings (security, ...)
@@ -160,36 +163,15 @@ class KafkaConfigBackingStore:
     partition, compacted) and checked if it exists.
     """
 
-    def __init__(
-        self,
-        bootstrap_servers: str,
-        topic: str,
-        *,
-        replication_factor: int = 3,
-        client_settings: Mapping[str, Any] | None = None,
-        client_id_base: str = "connect-distributed-",
-        topic_settings: Mapping[str, str] | None = None,
-        create_topic: bool = True,
-        start_timeout: float = 30.0,
-    ) -> None:
-        if not topic.strip():
-            raise ConnectException("Must specify topic for connector configuration.")
-        self.topic = topic
-        self.bootstrap_servers = bootstrap_servers
-        self.replication_factor = replication_factor
-        self.client_settings = dict(client_settings or {})
-        self.topic_settings = dict(topic_settings or {})
-        self.create_topic = create_topic
-        self._log = KafkaBasedLog(
-            topic,
-            bootstrap_servers,
-            # Idempotence keeps retried writes from landing twice or out of order.
-            producer_config={**self.client_settings, "enable.idempotence": True, "message.timeout.ms": 0},
-            consumer_config=self.client_settings,
-            on_record=self._on_record,
-            client_id=f"{client_id_base}configs",
-            start_timeout=start_timeout,
-        )
+    purpose = CONFIG_TOPIC
+    no_topic_message = "Must specify topic for connector configuration."
+    client_suffix = "configs"
+
+    def __init__(self, bootstrap_servers: str, topic: str, **options: Unpack[TopicStoreOptions]) -> None:
+        settings = dict(options.get("client_settings") or {})
+        # Idempotence keeps retried writes from landing twice or out of order.
+        producer = {**settings, "enable.idempotence": True, "message.timeout.ms": 0}
+        super().__init__(bootstrap_servers, topic, 1, producer, **options)
         self._lock = threading.Lock()
         self._listener: ConfigUpdateListener | None = None
         self._started = False  # the listener hears of records read after the initial read only
@@ -209,16 +191,7 @@ class KafkaConfigBackingStore:
 
     def start(self) -> None:
         """Create or check the topic, then read it to the end. Raises ConnectException if that fails."""
-        if self.create_topic:
-            ensure_internal_topic(
-                self.bootstrap_servers,
-                self.client_settings,
-                self.topic,
-                1,
-                self.replication_factor,
-                CONFIG_TOPIC,
-                topic_settings=self.topic_settings,
-            )
+        self._ensure_topic()
         self._log.start()
         try:
             check_single_partition(self.topic, len(self._log.partitions), CONFIG_TOPIC)

@@ -17,19 +17,20 @@ import logging
 import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
-from typing import Any
+
+from typing_extensions import Unpack
 
 from connect.api.errors import ConnectException
-from connect.storage.kafka_log import KafkaBasedLog
 from connect.storage.offsets import OffsetBackingStore, canonical_key
-from connect.storage.topic_admin import OFFSETS_TOPIC, ensure_internal_topic
+from connect.storage.topic_admin import OFFSETS_TOPIC
+from connect.storage.topic_store import TopicBackedStore, TopicStoreOptions
 
 log = logging.getLogger(__name__)
 
 _WRITE_TIMEOUT_S = 30.0
 
 
-class KafkaOffsetBackingStore(OffsetBackingStore):
+class KafkaOffsetBackingStore(OffsetBackingStore, TopicBackedStore):
     """Offsets kept in a compacted topic; thread-safe.
 
     ``client_settings`` are the worker's Kafka client settings (security, ...).
@@ -38,59 +39,40 @@ class KafkaOffsetBackingStore(OffsetBackingStore):
     checked if it exists.
     """
 
+    purpose = OFFSETS_TOPIC
+    no_topic_message = "Offset storage topic must be specified"
+    client_suffix = "offsets"
+
     def __init__(
         self,
         bootstrap_servers: str,
         topic: str,
         *,
         partitions: int = 25,
-        replication_factor: int = 3,
-        client_settings: Mapping[str, Any] | None = None,
-        client_id_base: str = "connect-distributed-",
-        topic_settings: Mapping[str, str] | None = None,
-        create_topic: bool = True,
-        start_timeout: float = 30.0,
         write_timeout: float = _WRITE_TIMEOUT_S,
+        **options: Unpack[TopicStoreOptions],
     ) -> None:
-        super().__init__()
-        if not topic.strip():
-            raise ConnectException("Offset storage topic must be specified")
-        self.topic = topic
-        self.bootstrap_servers = bootstrap_servers
-        self.partitions = partitions
-        self.replication_factor = replication_factor
-        self.client_settings = dict(client_settings or {})
-        self.topic_settings = dict(topic_settings or {})
-        self.create_topic = create_topic
+        OffsetBackingStore.__init__(self)
+        settings = dict(options.get("client_settings") or {})
+        TopicBackedStore.__init__(
+            self,
+            bootstrap_servers,
+            topic,
+            partitions,
+            {**settings, "enable.idempotence": True, "message.timeout.ms": 0},
+            **options,
+        )
         self.write_timeout = write_timeout
         # Where each key's current value was read or written: a record read back later than a
         # newer write of ours must not undo it (keys map to one partition, so offsets compare).
         self._positions: dict[bytes, tuple[int, int]] = {}
-        self._log = KafkaBasedLog(
-            topic,
-            bootstrap_servers,
-            producer_config={**self.client_settings, "enable.idempotence": True, "message.timeout.ms": 0},
-            consumer_config=self.client_settings,
-            on_record=self._on_record,
-            client_id=f"{client_id_base}offsets",
-            start_timeout=start_timeout,
-        )
         self._running = False
 
     def start(self) -> None:
         """Create or check the topic and read all of it. Raises ConnectException if that fails."""
         if self._running:
             return
-        if self.create_topic:
-            ensure_internal_topic(
-                self.bootstrap_servers,
-                self.client_settings,
-                self.topic,
-                self.partitions,
-                self.replication_factor,
-                OFFSETS_TOPIC,
-                topic_settings=self.topic_settings,
-            )
+        self._ensure_topic()
         self._log.start()
         self._running = True
 

@@ -35,15 +35,16 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
 
-from connect.api.errors import ConnectException
+from typing_extensions import Unpack
+
 from connect.runtime.status import ConnectorTaskId, State, Status
-from connect.storage.kafka_log import KafkaBasedLog, KafkaLogWriteError, decode_value, encode_value
-from connect.storage.topic_admin import STATUS_TOPIC, ensure_internal_topic
+from connect.storage.kafka_log import KafkaLogWriteError, decode_value, encode_value
+from connect.storage.topic_admin import STATUS_TOPIC
+from connect.storage.topic_store import TopicBackedStore, TopicStoreOptions
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +173,7 @@ def _can_write_safely(current: Status | None, status: Status) -> bool:
     return current is None or current.worker_id == status.worker_id or current.generation <= status.generation
 
 
-class KafkaStatusBackingStore:
+class KafkaStatusBackingStore(TopicBackedStore):
     """The status topic; a ``StatusListener`` for the worker and the cluster's status view for REST.
 
     ``client_settings`` are the worker's Kafka client settings (security, ...).
@@ -181,43 +182,22 @@ class KafkaStatusBackingStore:
     checked if it exists.
     """
 
+    purpose = STATUS_TOPIC
+    no_topic_message = "Must specify topic for connector status."
+    client_suffix = "statuses"
+
     def __init__(
-        self,
-        bootstrap_servers: str,
-        topic: str,
-        *,
-        partitions: int = 5,
-        replication_factor: int = 3,
-        client_settings: Mapping[str, Any] | None = None,
-        client_id_base: str = "connect-distributed-",
-        topic_settings: Mapping[str, str] | None = None,
-        create_topic: bool = True,
-        start_timeout: float = 30.0,
+        self, bootstrap_servers: str, topic: str, *, partitions: int = 5, **options: Unpack[TopicStoreOptions]
     ) -> None:
-        if not topic.strip():
-            raise ConnectException("Must specify topic for connector status.")
-        self.topic = topic
-        self.bootstrap_servers = bootstrap_servers
-        self.partitions = partitions
-        self.replication_factor = replication_factor
-        self.client_settings = dict(client_settings or {})
-        self.topic_settings = dict(topic_settings or {})
-        self.create_topic = create_topic
-        self._log = KafkaBasedLog(
-            topic,
-            bootstrap_servers,
-            # No retries or idempotence in the producer: this store decides what is worth sending again.
-            producer_config={
-                "message.timeout.ms": _DELIVERY_TIMEOUT_MS,
-                **self.client_settings,
-                "enable.idempotence": False,
-                "retries": 0,
-            },
-            consumer_config=self.client_settings,
-            on_record=self._on_record,
-            client_id=f"{client_id_base}statuses",
-            start_timeout=start_timeout,
-        )
+        settings = dict(options.get("client_settings") or {})
+        # No retries or idempotence in the producer: this store decides what is worth sending again.
+        producer = {
+            "message.timeout.ms": _DELIVERY_TIMEOUT_MS,
+            **settings,
+            "enable.idempotence": False,
+            "retries": 0,
+        }
+        super().__init__(bootstrap_servers, topic, partitions, producer, **options)
         self._lock = threading.Lock()
         self._generation = 0
         self._connectors: dict[str, _Entry] = {}
@@ -233,16 +213,7 @@ class KafkaStatusBackingStore:
         """Create or check the topic and read all of it. Raises ConnectException if that fails."""
         if self._running:
             return
-        if self.create_topic:
-            ensure_internal_topic(
-                self.bootstrap_servers,
-                self.client_settings,
-                self.topic,
-                self.partitions,
-                self.replication_factor,
-                STATUS_TOPIC,
-                topic_settings=self.topic_settings,
-            )
+        self._ensure_topic()
         self._retries = ThreadPoolExecutor(1, thread_name_prefix=f"status-retry-{self.topic}")
         self._running = True
         try:
