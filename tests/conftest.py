@@ -1,5 +1,11 @@
 from __future__ import annotations
 
+import os
+
+# Broker responses built with a field name no version of their entity has fail here, not
+# silently in production (broker/protocol/build.py); brokers started as processes inherit it.
+os.environ["SLUICEWAY_STRICT_ENTITIES"] = "1"
+
 import logging
 from collections.abc import Iterator
 from pathlib import Path

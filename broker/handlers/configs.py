@@ -116,7 +116,6 @@ async def describe(ctx: RequestContext, req: Any) -> Any:
                     "value": value,
                     "read_only": read_only,
                     "config_source": int(source),
-                    "is_default": source == ConfigSource.DEFAULT_CONFIG,
                     "is_sensitive": False,
                     "synonyms": synonyms,
                     "config_type": int(typ),

@@ -6,12 +6,22 @@ fields the version lacks are ignored, fields the handler left out take the
 schema default (or the type's zero value), and millisecond integers become the
 ``timedelta``/``datetime`` values kio writes. A plan per entity class is made
 once and cached, so the per-response cost is a flat loop.
+
+A name that no version of a response entity has is a handler's mistake (a misspelt
+field would silently take its default). With ``SLUICEWAY_STRICT_ENTITIES=1`` in the
+environment, which the test suite sets, ``build`` raises on one; in production it is
+ignored like any field the asked version lacks. (Requests a test builds may name the
+fields of every version at once, so they are not held to this.)
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
+import importlib
+import os
+import pkgutil
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -76,6 +86,30 @@ class _FieldPlan:
 
 
 _PLANS: dict[type, tuple[_FieldPlan, ...]] = {}
+_STRICT = os.environ.get("SLUICEWAY_STRICT_ENTITIES") == "1"
+_KNOWN: dict[type, frozenset[str]] = {}
+_VERSION = re.compile(r"v\d+")
+
+
+def known_names(cls: type) -> frozenset[str]:
+    """The field names of ``cls`` in any version of its API (kio keeps a module per
+    version: ``kio.schema.<api>.v<N>.<request|response>``)."""
+    names = _KNOWN.get(cls)
+    if names is not None:
+        return names
+    found = {f.name for f in dataclasses.fields(cls)}
+    parts = cls.__module__.split(".")
+    if len(parts) >= 3 and _VERSION.fullmatch(parts[-2]):
+        package = importlib.import_module(".".join(parts[:-2]))
+        for sibling in pkgutil.iter_modules(package.__path__):
+            if not _VERSION.fullmatch(sibling.name):
+                continue
+            module = importlib.import_module(f"{package.__name__}.{sibling.name}.{parts[-1]}")
+            other = getattr(module, cls.__name__, None)
+            if other is not None and dataclasses.is_dataclass(other):
+                found.update(f.name for f in dataclasses.fields(other))
+    names = _KNOWN[cls] = frozenset(found)
+    return names
 
 
 def _unwrap(tp: Any) -> tuple[Any, bool, bool]:
@@ -133,6 +167,10 @@ def build(cls: type[T], data: Mapping[str, Any] | None = None, /, **fields: Any)
     of the right class pass through untouched.
     """
     values: Mapping[str, Any] = {**data, **fields} if data is not None and fields else (data or fields)
+    if _STRICT and cls.__module__.endswith(".response"):
+        unknown = values.keys() - known_names(cls)
+        if unknown:
+            raise TypeError(f"{cls.__module__}.{cls.__qualname__} has no field {', '.join(sorted(unknown))}")
     kwargs: dict[str, Any] = {}
     for fp in _plan(cls):
         if fp.name in values:
