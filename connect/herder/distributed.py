@@ -52,7 +52,8 @@ from connect.herder.base import (
     not_found,
     task_not_found,
 )
-from connect.herder.membership import GroupError, GroupMember, RebalanceNeeded
+from connect.herder.kafka_connection import GroupError
+from connect.herder.membership import GroupMember, RebalanceNeeded
 from connect.herder.offsets import OffsetsEndpoints
 from connect.herder.protocol import (
     CONFIG_MISMATCH,

@@ -19,15 +19,11 @@ same code runs against Sluiceway's broker and Apache Kafka. The herder drives it
 
 What happens underneath:
 
-* **Connections.** One connection to a bootstrap broker (FindCoordinator only) and
-  one to the coordinator, over TLS when the worker's ``security.protocol`` says so. Each
-  starts with ApiVersions, then SASL authentication if configured (SaslHandshake v1 and
-  SaslAuthenticate, as Kafka's clients do), and every request then uses the highest
-  version both sides speak (within what kio has); kio picks the header version
-  (flexible or not). A broker refusing our credentials is a ``GroupError``. A
-  connection that fails, or whose request times out or is cancelled midway, is closed
-  and reopened on next use: the next response on it could otherwise be mistaken for
-  the answer to a later request.
+* **Connections** (``connect.herder.kafka_connection``). One connection to a bootstrap
+  broker (FindCoordinator only) and one to the coordinator, over TLS when the worker's
+  ``security.protocol`` says so. Each starts with ApiVersions, then SASL authentication
+  if configured (SaslHandshake v1 and SaslAuthenticate, as Kafka's clients do), and
+  every request then uses the highest version both sides speak (within what kio has).
 * **Join.** FindCoordinator (retried until a coordinator answers), then JoinGroup,
   which the coordinator holds until the group's join phase completes, so it gets
   ``rebalance_timeout_ms + request_timeout_ms``. MEMBER_ID_REQUIRED is answered by
@@ -54,45 +50,26 @@ import contextlib
 import logging
 import random
 import ssl
-import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import metadata
 from typing import Any, Final
 
 from kio.schema.errors import ErrorCode
 
-from broker.protocol.build import build
-from broker.protocol.codec import (
-    ProtocolError,
-    decode_response,
-    encode_request,
-    request_class,
-    response_class,
-)
-from broker.protocol.framing import FrameTooLarge, frame_size
 from broker.protocol.versions import ApiKey
-from connect.herder.sasl_client import SaslCredentials, SaslFailure, sasl_exchange
+from connect.herder.kafka_connection import (
+    BrokerConnection,
+    GroupError,
+    Unreachable,
+    error_name,
+    parse_bootstrap,
+)
+from connect.herder.sasl_client import SaslCredentials
 
 log = logging.getLogger(__name__)
 
-# The APIs this client sends; versions are negotiated per connection.
-_APIS: Final = (
-    ApiKey.API_VERSIONS,
-    ApiKey.FIND_COORDINATOR,
-    ApiKey.JOIN_GROUP,
-    ApiKey.SYNC_GROUP,
-    ApiKey.HEARTBEAT,
-    ApiKey.LEAVE_GROUP,
-    ApiKey.SASL_HANDSHAKE,
-    ApiKey.SASL_AUTHENTICATE,
-)
 _GROUP_KEY_TYPE: Final = 0  # FindCoordinator key type of a consumer/connect group (1 = transaction)
-_MAX_RESPONSE_BYTES: Final = 100 << 20  # a group of thousands of workers still fits; garbage does not
 _RETRY_BACKOFF_MAX_MS: Final = 1000  # Kafka's retry.backoff.max.ms default
-# ApiVersions answers always start with header v0 (correlation id) and the error code.
-_CORRELATION_AND_ERROR: Final = struct.Struct(">ih")
 
 # The coordinator is gone, moved, or not ready yet: find it again.
 _COORDINATOR_ERRORS: Final = frozenset(
@@ -102,16 +79,6 @@ _COORDINATOR_ERRORS: Final = frozenset(
 _REJOIN_ERRORS: Final = frozenset(
     {ErrorCode.rebalance_in_progress, ErrorCode.illegal_generation, ErrorCode.unknown_member_id}
 )
-
-
-class GroupError(Exception):
-    """The coordinator refused this member for good (e.g. INCONSISTENT_GROUP_PROTOCOL,
-    INVALID_SESSION_TIMEOUT, GROUP_AUTHORIZATION_FAILED, FENCED_INSTANCE_ID), or the member
-    is closed. ``error`` is Kafka's error name, or None when no broker error is involved."""
-
-    def __init__(self, message: str, error: str | None = None) -> None:
-        super().__init__(message)
-        self.error = error
 
 
 class RebalanceNeeded(Exception):
@@ -154,61 +121,6 @@ class Coordinator:
         return f"{self.host}:{self.port} (node {self.node_id})"
 
 
-class _Unreachable(Exception):
-    """A broker could not be reached or the connection broke; retry on a new connection."""
-
-
-# -- versions (pure) ---------------------------------------------------------------------
-
-
-@cache
-def client_versions() -> dict[int, tuple[int, ...]]:
-    """Versions of each API this client can encode and decode: those kio has both ways."""
-    out: dict[int, tuple[int, ...]] = {}
-    for api in _APIS:
-        found = []
-        for version in range(32):
-            try:
-                request_class(api, version)
-                response_class(api, version)
-            except Exception:  # kio raises import/lookup errors for versions it lacks
-                continue
-            found.append(version)
-        out[api] = tuple(found)
-    return out
-
-
-def choose_versions(
-    ours: Mapping[int, Sequence[int]], theirs: Mapping[int, tuple[int, int]]
-) -> dict[int, int]:
-    """Highest version of each API both sides speak; APIs without a common version are absent."""
-    chosen: dict[int, int] = {}
-    for api, versions in ours.items():
-        rng = theirs.get(api)
-        if rng is None:
-            continue
-        common = [v for v in versions if rng[0] <= v <= rng[1]]
-        if common:
-            chosen[api] = max(common)
-    return chosen
-
-
-def parse_bootstrap(servers: str) -> list[tuple[str, int]]:
-    """``host:port[,host:port...]`` (IPv6 hosts in brackets) as (host, port) pairs."""
-    out = []
-    for item in servers.split(","):
-        item = item.strip()
-        if not item:
-            continue
-        host, sep, port = item.rpartition(":")
-        if not sep or not port.isdigit() or not host:
-            raise ValueError(f"bootstrap server {item!r} is not host:port")
-        out.append((host.strip("[]"), int(port)))
-    if not out:
-        raise ValueError("bootstrap_servers names no broker")
-    return out
-
-
 def coordinator_in(
     version: int, response: Any, group_id: str
 ) -> tuple[ErrorCode, str | None, Coordinator | None]:
@@ -226,197 +138,6 @@ def coordinator_in(
     if error != ErrorCode.none:
         return error, message, None
     return error, message, Coordinator(int(entry.node_id), entry.host, int(entry.port))
-
-
-@cache
-def _software_version() -> str:
-    try:
-        return metadata.version("sluiceway")
-    except metadata.PackageNotFoundError:
-        return "0"
-
-
-def _error_name(code: ErrorCode) -> str:
-    return code.name.upper()
-
-
-# -- one connection ------------------------------------------------------------------------
-
-
-class _BrokerConnection:
-    """One connection to one broker: framing, correlation ids, and negotiated API versions.
-
-    Requests go one at a time (Kafka brokers answer a connection's requests in order
-    anyway). Any failure midway, a timeout or a cancellation closes the connection.
-    """
-
-    def __init__(
-        self, address: tuple[str, int], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
-        self.address = address
-        self._reader = reader
-        self._writer = writer
-        self._lock = asyncio.Lock()
-        self._correlation = 0
-        self._closed = False
-        self.versions: dict[int, int] = {}
-
-    def __str__(self) -> str:
-        return f"{self.address[0]}:{self.address[1]}"
-
-    @classmethod
-    async def open(
-        cls,
-        address: tuple[str, int],
-        client_id: str,
-        timeout: float,
-        tls: ssl.SSLContext | None = None,
-        sasl: SaslCredentials | None = None,
-    ) -> _BrokerConnection:
-        try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(*address, ssl=tls, server_hostname=address[0] if tls else None),
-                timeout,
-            )
-        except (OSError, TimeoutError) as exc:  # ssl.SSLError (a failed handshake) is an OSError
-            raise _Unreachable(f"cannot connect to {address[0]}:{address[1]}: {exc!r}") from exc
-        conn = cls(address, reader, writer)
-        try:
-            await conn._negotiate(client_id, timeout)
-            if sasl is not None:
-                await conn._authenticate(sasl, client_id, timeout)
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    @property
-    def closed(self) -> bool:
-        # at_eof: the broker closed an idle connection (connections.max.idle.ms) since the last use.
-        return self._closed or self._reader.at_eof()
-
-    @property
-    def busy(self) -> bool:
-        return self._lock.locked()
-
-    def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._writer.close()
-
-    async def request(self, api: ApiKey, fields: Mapping[str, Any], client_id: str, timeout: float) -> Any:
-        """Send ``api`` at the negotiated version, built from ``fields`` (Kafka's field names of
-        any version; those the version lacks are ignored), and return the decoded response."""
-        version = self.versions.get(api)
-        if version is None:
-            raise GroupError(
-                f"broker {self} supports no version of {api.name} that this client speaks",
-                _error_name(ErrorCode.unsupported_version),
-            )
-        body = build(request_class(api, version), fields)
-        frame = await self._exchange(encode_request(self._next_correlation(), body, client_id), timeout)
-        return self._decode(api, version, frame)
-
-    def version(self, api: ApiKey) -> int:
-        return self.versions.get(api, -1)
-
-    def _next_correlation(self) -> int:
-        self._correlation = (self._correlation + 1) & 0x7FFFFFFF
-        return self._correlation
-
-    def _decode(self, api: ApiKey, version: int, frame: bytes) -> Any:
-        try:
-            return decode_response(api, version, frame)[1]
-        except ProtocolError as exc:
-            self.close()
-            raise _Unreachable(f"unreadable {api.name} v{version} response from {self}: {exc}") from exc
-
-    async def _exchange(self, request: bytes, timeout: float) -> bytes:
-        """Write one request frame and return its response frame (without the size prefix)."""
-        (correlation,) = struct.unpack_from(">i", request, 8)  # after size, api key and version
-        async with self._lock:
-            if self.closed:
-                raise _Unreachable(f"connection to {self} is closed")
-            try:
-                self._writer.write(request)
-                frame = await asyncio.wait_for(self._read_frame(), timeout)
-            except BaseException as exc:
-                self.close()
-                if isinstance(exc, OSError | EOFError | TimeoutError | FrameTooLarge):
-                    raise _Unreachable(f"request to {self} failed: {exc!r}") from exc
-                raise
-            (answered,) = struct.unpack_from(">i", frame)
-            if answered != correlation:
-                self.close()
-                raise _Unreachable(f"{self} answered correlation id {answered}, expected {correlation}")
-            return frame
-
-    async def _read_frame(self) -> bytes:
-        size = frame_size(await self._reader.readexactly(4), _MAX_RESPONSE_BYTES)
-        return await self._reader.readexactly(size)
-
-    async def _negotiate(self, client_id: str, timeout: float) -> None:
-        ours = client_versions()
-        version = max(ours[ApiKey.API_VERSIONS])
-        fields = {"client_software_name": "sluiceway", "client_software_version": _software_version()}
-        while True:
-            body = build(request_class(ApiKey.API_VERSIONS, version), fields)
-            frame = await self._exchange(encode_request(self._next_correlation(), body, client_id), timeout)
-            _, error = _CORRELATION_AND_ERROR.unpack_from(frame)
-            if error == ErrorCode.unsupported_version:
-                # A broker older than our ApiVersions answers with a v0 body listing what it
-                # speaks (KIP-511); ask again at the highest version it knows.
-                table = self._decode(ApiKey.API_VERSIONS, 0, frame).api_keys
-                theirs = next((k for k in table if k.api_key == ApiKey.API_VERSIONS), None)
-                lower = [v for v in ours[ApiKey.API_VERSIONS] if theirs and v <= theirs.max_version]
-                if not lower or max(lower) >= version:
-                    raise GroupError(f"broker {self} speaks no ApiVersions version this client knows")
-                version = max(lower)
-                continue
-            response = self._decode(ApiKey.API_VERSIONS, version, frame)
-            if response.error_code != ErrorCode.none:
-                raise _Unreachable(f"ApiVersions failed on {self}: {_error_name(response.error_code)}")
-            theirs_table = {
-                int(k.api_key): (int(k.min_version), int(k.max_version)) for k in response.api_keys
-            }
-            self.versions = choose_versions(ours, theirs_table)
-            log.debug("negotiated API versions with %s: %s", self, self.versions)
-            return
-
-    async def _authenticate(self, credentials: SaslCredentials, client_id: str, timeout: float) -> None:
-        # SaslHandshake v0 would send the tokens as raw frames; every broker since Kafka 1.0
-        # speaks v1, whose tokens travel in SaslAuthenticate requests.
-        if self.version(ApiKey.SASL_HANDSHAKE) < 1 or self.version(ApiKey.SASL_AUTHENTICATE) < 0:
-            raise GroupError(
-                f"broker {self} does not offer SaslHandshake v1 and SaslAuthenticate: "
-                "is this a SASL listener?",
-                _error_name(ErrorCode.unsupported_version),
-            )
-        mechanism, user = credentials.mechanism, credentials.username
-        shake = await self.request(ApiKey.SASL_HANDSHAKE, {"mechanism": mechanism}, client_id, timeout)
-        if shake.error_code != ErrorCode.none:
-            raise GroupError(
-                f"broker {self} refused SASL mechanism {mechanism} ({_error_name(shake.error_code)}); "
-                f"it enables {', '.join(shake.mechanisms) or 'none'}: set sasl.mechanism to one of them",
-                _error_name(shake.error_code),
-            )
-        steps = sasl_exchange(credentials)
-        token = next(steps)
-        while True:
-            answer = await self.request(ApiKey.SASL_AUTHENTICATE, {"auth_bytes": token}, client_id, timeout)
-            if answer.error_code != ErrorCode.none:
-                raise GroupError(
-                    f"SASL {mechanism} authentication as {user!r} failed on {self}: "
-                    f"{answer.error_message or _error_name(answer.error_code)}",
-                    _error_name(answer.error_code),
-                )
-            try:
-                token = steps.send(bytes(answer.auth_bytes))
-            except StopIteration:
-                log.debug("authenticated to %s as %r with %s", self, user, mechanism)
-                return
-            except SaslFailure as exc:
-                raise GroupError(f"SASL {mechanism} authentication as {user!r} on {self}: {exc}") from exc
 
 
 # -- the member ----------------------------------------------------------------------------
@@ -476,9 +197,9 @@ class GroupMember:
         self._leader_id = ""
 
         self._bootstrap_index = 0
-        self._bootstrap_conn: _BrokerConnection | None = None
+        self._bootstrap_conn: BrokerConnection | None = None
         self._coordinator: Coordinator | None = None
-        self._coordinator_conn: _BrokerConnection | None = None
+        self._coordinator_conn: BrokerConnection | None = None
         self._discovery = asyncio.Lock()
 
         self._rejoin = asyncio.Event()
@@ -560,7 +281,7 @@ class GroupMember:
             try:
                 conn = await self._coordinator_connection(None)
                 response = await conn.request(ApiKey.JOIN_GROUP, fields, self._client_id, timeout)
-            except _Unreachable as exc:
+            except Unreachable as exc:
                 self._check_open()
                 self._forget_coordinator(f"JoinGroup failed: {exc}", attempt)
                 await self._backoff(attempt)
@@ -580,22 +301,22 @@ class GroupMember:
                 self._reset_membership()
                 continue
             if error in _COORDINATOR_ERRORS:
-                self._forget_coordinator(f"JoinGroup answered {_error_name(error)}", attempt)
+                self._forget_coordinator(f"JoinGroup answered {error_name(error)}", attempt)
             elif not (error.retriable or error in _REJOIN_ERRORS):
                 raise GroupError(
-                    f"group {self._group_id}: JoinGroup failed with {_error_name(error)}", _error_name(error)
+                    f"group {self._group_id}: JoinGroup failed with {error_name(error)}", error_name(error)
                 )
             else:
                 _log_retry(
-                    attempt, "group %s: JoinGroup answered %s; retrying", self._group_id, _error_name(error)
+                    attempt, "group %s: JoinGroup answered %s; retrying", self._group_id, error_name(error)
                 )
             await self._backoff(attempt)
             attempt += 1
 
-    def _joined(self, conn: _BrokerConnection, response: Any) -> JoinResult:
+    def _joined(self, conn: BrokerConnection, response: Any) -> JoinResult:
         protocol_type = getattr(response, "protocol_type", None)
         if protocol_type is not None and protocol_type != self._protocol_type:
-            name = _error_name(ErrorCode.inconsistent_group_protocol)
+            name = error_name(ErrorCode.inconsistent_group_protocol)
             raise GroupError(
                 f"group {self._group_id}: coordinator chose protocol type {protocol_type!r}, "
                 f"not {self._protocol_type!r}",
@@ -659,14 +380,14 @@ class GroupMember:
             # Followers wait for the leader's SyncGroup, which the rebalance timeout bounds.
             timeout = self._rebalance_timeout_ms / 1000 + self._request_timeout
             response = await conn.request(ApiKey.SYNC_GROUP, fields, self._client_id, timeout)
-        except _Unreachable as exc:
+        except Unreachable as exc:
             self._check_open()
             self._forget_coordinator(f"SyncGroup failed: {exc}", 0)
             self._need_rejoin(f"SyncGroup of generation {self._generation} failed: {exc}")
             raise RebalanceNeeded(str(exc)) from exc
         error: ErrorCode = response.error_code
         if error != ErrorCode.none:
-            name = _error_name(error)
+            name = error_name(error)
             if error in _REJOIN_ERRORS or error in _COORDINATOR_ERRORS or error.retriable:
                 if error == ErrorCode.unknown_member_id:
                     self._reset_membership()
@@ -682,7 +403,7 @@ class GroupMember:
             if got is not None and got != expected:
                 raise GroupError(
                     f"group {self._group_id}: SyncGroup answered protocol {got!r}, expected {expected!r}",
-                    _error_name(ErrorCode.inconsistent_group_protocol),
+                    error_name(ErrorCode.inconsistent_group_protocol),
                 )
         log.debug("group %s: synced generation %d", self._group_id, self._generation)
         self._start_heartbeats()
@@ -720,7 +441,7 @@ class GroupMember:
                 conn.request(ApiKey.LEAVE_GROUP, fields, self._client_id, self._request_timeout),
                 self._request_timeout,
             )
-        except (_Unreachable, GroupError, TimeoutError) as exc:
+        except (Unreachable, GroupError, TimeoutError) as exc:
             log.info(
                 "group %s: could not leave (%s); member %s is left to expire", self._group_id, exc, member_id
             )
@@ -728,7 +449,7 @@ class GroupMember:
         errors = [response.error_code, *(m.error_code for m in getattr(response, "members", ()))]
         failed = next((e for e in errors if e != ErrorCode.none), None)
         if failed is not None:
-            log.info("group %s: LeaveGroup of %s answered %s", self._group_id, member_id, _error_name(failed))
+            log.info("group %s: LeaveGroup of %s answered %s", self._group_id, member_id, error_name(failed))
         else:
             log.info("group %s: member %s left the group (%s)", self._group_id, member_id, reason)
 
@@ -801,7 +522,7 @@ class GroupMember:
             deadline = sent_at + min(self._request_timeout, session)
             try:
                 error = await self._send_heartbeat(fields, deadline)
-            except _Unreachable as exc:
+            except Unreachable as exc:
                 self._forget_coordinator(f"heartbeat failed: {exc}", 1)
                 error = None
             except Exception as exc:  # a bug must not silently end heartbeats: make the herder rejoin
@@ -829,9 +550,9 @@ class GroupMember:
                 return
             if error is not None:
                 if error in _COORDINATOR_ERRORS:
-                    self._forget_coordinator(f"heartbeat answered {_error_name(error)}", 1)
+                    self._forget_coordinator(f"heartbeat answered {error_name(error)}", 1)
                 else:
-                    log.warning("group %s: heartbeat answered %s", self._group_id, _error_name(error))
+                    log.warning("group %s: heartbeat answered %s", self._group_id, error_name(error))
             if not expired and loop.time() - last_ack >= session:
                 expired = True
                 self._need_rejoin(f"no heartbeat acknowledged for the session timeout ({session:g}s)")
@@ -852,9 +573,9 @@ class GroupMember:
 
     # -- coordinator discovery -----------------------------------------------------------
 
-    async def _coordinator_connection(self, deadline: float | None) -> _BrokerConnection:
+    async def _coordinator_connection(self, deadline: float | None) -> BrokerConnection:
         """The open connection to the coordinator, finding it first if needed. Retries until
-        ``deadline`` (loop time; None = until found), then raises ``_Unreachable``."""
+        ``deadline`` (loop time; None = until found), then raises ``Unreachable``."""
         loop = asyncio.get_running_loop()
         async with self._discovery:
             attempt = 0
@@ -870,7 +591,7 @@ class GroupMember:
                         (coordinator.host, coordinator.port), self._timeout(deadline)
                     )
                     return self._coordinator_conn
-                except _Unreachable as exc:
+                except Unreachable as exc:
                     self._forget_coordinator(str(exc), attempt)
                     if deadline is not None and loop.time() >= deadline:
                         raise
@@ -895,7 +616,7 @@ class GroupMember:
                 error, message, found = coordinator_in(
                     conn.version(ApiKey.FIND_COORDINATOR), response, self._group_id
                 )
-            except _Unreachable as exc:
+            except Unreachable as exc:
                 self._bootstrap_index += 1  # try the next bootstrap server
                 error, message, found = ErrorCode.network_exception, str(exc), None
             if error == ErrorCode.none and found is not None:
@@ -903,21 +624,21 @@ class GroupMember:
                     log.info("group %s: coordinator is %s", self._group_id, found)
                 return found
             if not (error.retriable or error == ErrorCode.network_exception):
-                name = _error_name(error)
+                name = error_name(error)
                 raise GroupError(
                     f"group {self._group_id}: FindCoordinator failed with {name}: {message}", name
                 )
             _log_retry(
-                attempt, "group %s: no coordinator yet (%s: %s)", self._group_id, _error_name(error), message
+                attempt, "group %s: no coordinator yet (%s: %s)", self._group_id, error_name(error), message
             )
             if deadline is not None and loop.time() >= deadline:
-                raise _Unreachable(
-                    f"no coordinator for group {self._group_id}: {message or _error_name(error)}"
+                raise Unreachable(
+                    f"no coordinator for group {self._group_id}: {message or error_name(error)}"
                 )
             await self._backoff(attempt, deadline)
             attempt += 1
 
-    async def _bootstrap_connection(self, deadline: float | None) -> _BrokerConnection:
+    async def _bootstrap_connection(self, deadline: float | None) -> BrokerConnection:
         conn = self._bootstrap_conn
         if conn is not None and not conn.closed:
             return conn
@@ -925,8 +646,8 @@ class GroupMember:
         self._bootstrap_conn = await self._open(address, self._timeout(deadline))
         return self._bootstrap_conn
 
-    async def _open(self, address: tuple[str, int], timeout: float) -> _BrokerConnection:
-        return await _BrokerConnection.open(address, self._client_id, timeout, self._tls, self._sasl)
+    async def _open(self, address: tuple[str, int], timeout: float) -> BrokerConnection:
+        return await BrokerConnection.open(address, self._client_id, timeout, self._tls, self._sasl)
 
     def _forget_coordinator(self, reason: str, attempt: int) -> None:
         if self._coordinator is not None:

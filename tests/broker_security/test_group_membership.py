@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from connect.distributed import group_member_security
-from connect.herder.membership import GroupError, GroupMember
+from connect.herder.kafka_connection import GroupError
+from connect.herder.membership import GroupMember
 from connect.runtime.client_security import ClientSecurityError
 from sluiceway.embedded import EmbeddedConnectCluster
 from tests.broker_security.conftest import SCRAM_USERS, SecureBroker

@@ -24,15 +24,8 @@ from broker.protocol import build, encode_response, peek_request_header
 from broker.protocol.codec import response_class
 from broker.protocol.versions import ApiKey
 from broker.server import EmbeddedBroker
-from connect.herder.membership import (
-    Coordinator,
-    GroupError,
-    GroupMember,
-    RebalanceNeeded,
-    choose_versions,
-    coordinator_in,
-    parse_bootstrap,
-)
+from connect.herder.kafka_connection import GroupError, choose_versions, parse_bootstrap
+from connect.herder.membership import Coordinator, GroupMember, RebalanceNeeded, coordinator_in
 from tests.support import TEST_OVERRIDES, unique
 
 T = TypeVar("T")
