@@ -27,7 +27,8 @@ FENCED_INSTANCE_ID) without a rebalance when nothing changed.
 
 Committed offsets and group metadata are written to the compacted
 ``__consumer_offsets`` topic in Kafka's formats before they are acknowledged, and
-read back on start, so groups survive restarts.
+read back on start, so groups survive restarts (``broker.group.offsets_log``); the
+groups' data is ``broker.group.model``.
 """
 
 from __future__ import annotations
@@ -37,139 +38,25 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Final
 
 from kio.schema.errors import ErrorCode
 
 from broker.config import BrokerConfig
-from broker.group import records as rec
+from broker.group.model import Group, JoinResult, Member, OffsetEntry, State, SyncResult
+from broker.group.offsets_log import (
+    OFFSETS_TOPIC,
+    OffsetsLog,
+    Record,
+    group_tombstone,
+    offset_record,
+    offset_tombstone,
+)
 from broker.logs import LogManager
-from broker.storage.batch import validate_produced
-from broker.storage.log import PartitionLog, StorageError
-from broker.storage.records import parse_records, simple_batch
+from broker.storage.log import StorageError
 
 log = logging.getLogger(__name__)
 
-OFFSETS_TOPIC: Final = "__consumer_offsets"
-
-
-class State:
-    EMPTY = "Empty"
-    PREPARING = "PreparingRebalance"
-    COMPLETING = "CompletingRebalance"
-    STABLE = "Stable"
-    DEAD = "Dead"
-
-
-@dataclass(slots=True)
-class JoinResult:
-    error: ErrorCode
-    member_id: str = ""
-    generation: int = -1
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    leader: str = ""
-    members: list[tuple[str, str | None, bytes]] = field(default_factory=list)
-    skip_assignment: bool = False
-
-
-@dataclass(slots=True)
-class SyncResult:
-    error: ErrorCode
-    assignment: bytes = b""
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-
-
-@dataclass(slots=True)
-class Member:
-    member_id: str
-    instance_id: str | None
-    client_id: str
-    client_host: str
-    session_timeout_ms: int
-    rebalance_timeout_ms: int
-    protocol_type: str
-    protocols: list[tuple[str, bytes]]
-    assignment: bytes = b""
-    join_future: asyncio.Future[JoinResult] | None = None
-    sync_future: asyncio.Future[SyncResult] | None = None
-    last_heartbeat_ms: int = 0
-    timer: asyncio.TimerHandle | None = None
-
-    def metadata_for(self, protocol: str | None) -> bytes:
-        for name, meta in self.protocols:
-            if name == protocol:
-                return meta
-        return b""
-
-    @property
-    def awaiting(self) -> bool:
-        """Blocked in JoinGroup or SyncGroup: such members cannot heartbeat."""
-        return (self.join_future is not None and not self.join_future.done()) or (
-            self.sync_future is not None and not self.sync_future.done()
-        )
-
-
-@dataclass(slots=True)
-class OffsetEntry:
-    offset: int
-    leader_epoch: int
-    metadata: str
-    commit_timestamp: int
-
-
-@dataclass(slots=True)
-class Group:
-    group_id: str
-    state: str = State.EMPTY
-    generation: int = 0
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    leader_id: str | None = None
-    members: dict[str, Member] = field(default_factory=dict)
-    static_members: dict[str, str] = field(default_factory=dict)  # instance id -> member id
-    pending_members: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
-    offsets: dict[tuple[str, int], OffsetEntry] = field(default_factory=dict)
-    state_timestamp: int = -1
-    join_timer: asyncio.TimerHandle | None = None
-    sync_timer: asyncio.TimerHandle | None = None
-    initial_join_deadline_ms: int = -1
-    initial_join_members: int = 0
-
-    def candidate_protocols(self) -> set[str]:
-        common: set[str] | None = None
-        for m in self.members.values():
-            names = {n for n, _ in m.protocols}
-            common = names if common is None else common & names
-        return common or set()
-
-    def supports(self, protocol_type: str, protocols: list[tuple[str, bytes]]) -> bool:
-        if not self.members:
-            return bool(protocol_type) and bool(protocols)
-        if protocol_type != self.protocol_type:
-            return False
-        return bool(self.candidate_protocols() & {n for n, _ in protocols})
-
-    def select_protocol(self) -> str:
-        candidates = self.candidate_protocols()
-        votes: dict[str, int] = {}
-        for m in self.members.values():
-            choice = next(n for n, _ in m.protocols if n in candidates)
-            votes[choice] = votes.get(choice, 0) + 1
-        # Highest vote count; ties go to the protocol listed first by the first member.
-        order = [n for n, _ in next(iter(self.members.values())).protocols]
-        return max(votes, key=lambda n: (votes[n], -order.index(n) if n in order else -len(order)))
-
-    @property
-    def max_rebalance_timeout_ms(self) -> int:
-        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
-
-    def all_joined(self) -> bool:
-        return not self.pending_members and all(
-            m.join_future is not None and not m.join_future.done() for m in self.members.values()
-        )
+__all__ = ["OFFSETS_TOPIC", "GroupCoordinator", "JoinResult", "State", "SyncResult"]
 
 
 class GroupCoordinator:
@@ -180,6 +67,7 @@ class GroupCoordinator:
         self.logs = logs
         self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
         self.groups: dict[str, Group] = {}
+        self.offsets_log = OffsetsLog(config, logs, self._clock_ms)
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
@@ -188,56 +76,20 @@ class GroupCoordinator:
             self._loop = asyncio.get_running_loop()
         return self._loop
 
-    # -- the offsets topic --------------------------------------------------------------
+    # -- the offsets topic (broker.group.offsets_log) -------------------------------------
 
     def ensure_offsets_topic(self) -> None:
-        if self.logs.topic(OFFSETS_TOPIC) is None:
-            self.logs.create_topic(
-                OFFSETS_TOPIC,
-                self.config.offsets_topic_num_partitions,
-                {
-                    "cleanup.policy": "compact",
-                    "segment.bytes": str(self.config.offsets_topic_segment_bytes),
-                    "compression.type": "producer",
-                },
-                internal=True,
-            )
+        self.offsets_log.ensure_topic()
 
-    def _partition_log(self, group_id: str) -> PartitionLog:
-        self.ensure_offsets_topic()
-        info = self.logs.topic(OFFSETS_TOPIC)
-        assert info is not None
-        plog = self.logs.get(OFFSETS_TOPIC, rec.partition_for(group_id, info.partitions))
-        assert plog is not None
-        return plog
+    def _write(self, group_id: str, items: list[Record]) -> None:
+        self.offsets_log.write(group_id, items)
 
-    def _write(self, group_id: str, items: list[tuple[bytes, bytes | None]]) -> None:
-        """Append records for ``group_id``; raises StorageError."""
-        if not items:
-            return
-        plog = self._partition_log(group_id)
-        batch = simple_batch(0, items, self._clock_ms())
-        plog.append(batch, validate_produced(batch, 2**31 - 1))
-        self.logs.notify((OFFSETS_TOPIC, plog.partition))
+    def _persist_group(self, group: Group) -> None:
+        self.offsets_log.persist_group(group)
 
     def load(self) -> None:
         """Rebuild groups and committed offsets from ``__consumer_offsets``."""
-        if self.logs.topic(OFFSETS_TOPIC) is None:
-            return
-        loaded: dict[str, rec.GroupValue | None] = {}
-        offsets: dict[str, dict[tuple[str, int], OffsetEntry]] = {}
-        for plog in self.logs.partitions(OFFSETS_TOPIC):
-            for seg in plog.segments:
-                for pos, h in seg.batches():
-                    if h.last_offset < plog.log_start_offset or h.is_control:
-                        continue
-                    try:
-                        _, records = parse_records(seg.read_batch(pos, h))
-                    except Exception as exc:
-                        log.warning("skipping unreadable batch at %d in %s: %s", h.base_offset, seg.path, exc)
-                        continue
-                    for r in records:
-                        self._apply_loaded(r.key, r.value, loaded, offsets)
+        loaded, offsets = self.offsets_log.read()
         for gid in set(loaded) | set(offsets):
             value = loaded.get(gid)
             group = Group(gid)
@@ -273,64 +125,6 @@ class GroupCoordinator:
             if group.members or group.offsets or group.protocol_type:
                 self.groups[gid] = group
         log.info("loaded %d groups from %s", len(self.groups), OFFSETS_TOPIC)
-
-    @staticmethod
-    def _apply_loaded(
-        key: bytes | None,
-        value: bytes | None,
-        loaded: dict[str, rec.GroupValue | None],
-        offsets: dict[str, dict[tuple[str, int], OffsetEntry]],
-    ) -> None:
-        if key is None:
-            return
-        try:
-            k = rec.decode_key(key)
-            if isinstance(k, rec.OffsetKey):
-                group_offsets = offsets.setdefault(k.group, {})
-                if value is None:
-                    group_offsets.pop((k.topic, k.partition), None)
-                else:
-                    v = rec.decode_offset_value(value)
-                    group_offsets[(k.topic, k.partition)] = OffsetEntry(
-                        v.offset, v.leader_epoch, v.metadata, v.commit_timestamp
-                    )
-            elif isinstance(k, rec.GroupKey):
-                if value is None:
-                    loaded[k.group] = None
-                    offsets.pop(k.group, None)
-                else:
-                    loaded[k.group] = rec.decode_group_value(value)
-        except Exception as exc:  # a foreign or damaged record must not stop the broker from starting
-            log.warning("skipping unreadable %s record: %s", OFFSETS_TOPIC, exc)
-
-    def _persist_group(self, group: Group) -> None:
-        value = rec.GroupValue(
-            group.protocol_type or "",
-            group.generation,
-            group.protocol_name,
-            group.leader_id,
-            group.state_timestamp,
-            tuple(
-                rec.MemberValue(
-                    m.member_id,
-                    m.instance_id,
-                    m.client_id,
-                    m.client_host,
-                    m.rebalance_timeout_ms,
-                    m.session_timeout_ms,
-                    m.metadata_for(group.protocol_name),
-                    m.assignment,
-                )
-                for m in group.members.values()
-            ),
-        )
-        try:
-            self._write(
-                group.group_id,
-                [(rec.encode_group_key(rec.GroupKey(group.group_id)), rec.encode_group_value(value))],
-            )
-        except StorageError as exc:
-            log.error("cannot persist group %s: %s", group.group_id, exc)
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -928,7 +722,7 @@ class GroupCoordinator:
             self._heard_from(group.members[member_id])
         now = self._clock_ms()
         errors: list[ErrorCode] = []
-        to_write: list[tuple[bytes, bytes | None]] = []
+        to_write: list[Record] = []
         accepted: list[tuple[tuple[str, int], OffsetEntry]] = []
         for topic, partition, offset, epoch, metadata in offsets:
             info = self.logs.topic(topic)
@@ -940,12 +734,7 @@ class GroupCoordinator:
                 errors.append(ErrorCode.offset_metadata_too_large)
                 continue
             entry = OffsetEntry(offset, epoch, meta, now)
-            to_write.append(
-                (
-                    rec.encode_offset_key(rec.OffsetKey(group_id, topic, partition)),
-                    rec.encode_offset_value(rec.OffsetValue(offset, epoch, meta, now)),
-                )
-            )
+            to_write.append(offset_record(group_id, topic, partition, entry))
             accepted.append(((topic, partition), entry))
             errors.append(ErrorCode.none)
         try:
@@ -979,7 +768,7 @@ class GroupCoordinator:
             try:
                 self._write(
                     group.group_id,
-                    [(rec.encode_offset_key(rec.OffsetKey(group.group_id, *tp)), None) for tp in gone],
+                    [offset_tombstone(group.group_id, *tp) for tp in gone],
                 )
             except StorageError as exc:
                 log.error("cannot remove offsets of deleted topic %s: %s", topic, exc)
@@ -994,9 +783,7 @@ class GroupCoordinator:
             newest = max(e.commit_timestamp for e in group.offsets.values())
             if max(newest, group.state_timestamp) >= horizon:
                 continue
-            items: list[tuple[bytes, bytes | None]] = [
-                (rec.encode_offset_key(rec.OffsetKey(group.group_id, *tp)), None) for tp in group.offsets
-            ]
+            items = [offset_tombstone(group.group_id, *tp) for tp in group.offsets]
             try:
                 self._write(group.group_id, items)
             except StorageError:
@@ -1018,10 +805,8 @@ class GroupCoordinator:
             return ErrorCode.group_id_not_found
         if group.state != State.EMPTY or group.members:
             return ErrorCode.non_empty_group
-        items: list[tuple[bytes, bytes | None]] = [
-            (rec.encode_offset_key(rec.OffsetKey(group_id, *tp)), None) for tp in group.offsets
-        ]
-        items.append((rec.encode_group_key(rec.GroupKey(group_id)), None))
+        items = [offset_tombstone(group_id, *tp) for tp in group.offsets]
+        items.append(group_tombstone(group_id))
         try:
             self._write(group_id, items)
         except StorageError:

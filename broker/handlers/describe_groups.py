@@ -8,7 +8,7 @@ from kio.schema.errors import ErrorCode
 
 from broker.authorizer import Operation, authorize, group
 from broker.broker import RequestContext
-from broker.group.coordinator import State
+from broker.group.model import State
 
 
 async def handle(ctx: RequestContext, req: Any) -> Any:
