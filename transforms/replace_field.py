@@ -150,17 +150,8 @@ class ReplaceField(PartTransformation):
 
     def _schemaless(self, record: ConnectRecord, value: Any) -> ConnectRecord:
         data = require_map(self, record, value, PURPOSE)
-        renames = self.renames
-        out: dict[Any, Any] = {}
-        renamed = False
-        for k, v in data.items():
-            if self.keep(k):
-                new = renames.get(k, k)
-                renamed = renamed or new != k
-                out[new] = v
-        if not renamed and len(out) == len(data):
-            return record
-        return self.replace(record, None, out)
+        out = self._renamed_map(data)
+        return record if out is data else self.replace(record, None, out)
 
     def _with_schema(self, record: ConnectRecord, value: Any) -> ConnectRecord:
         struct = require_struct(self, record, value, PURPOSE)
@@ -227,6 +218,7 @@ class ReplaceField(PartTransformation):
         self.set_columns(batch, out_schemas, out_values)
 
     def _renamed_map(self, data: dict[Any, Any]) -> dict[Any, Any]:
+        """The map with fields dropped and renamed; ``data`` itself when nothing changes."""
         renames = self.renames
         out: dict[Any, Any] = {}
         renamed = False
