@@ -6,7 +6,6 @@ The coordinator decides what to write; this module knows where and how."""
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from typing import Final
 
@@ -28,12 +27,10 @@ Record = tuple[bytes, bytes | None]
 class OffsetsLog:
     """Appends to and reads back ``__consumer_offsets``."""
 
-    def __init__(
-        self, config: BrokerConfig, logs: LogManager, clock_ms: Callable[[], int] | None = None
-    ) -> None:
+    def __init__(self, config: BrokerConfig, logs: LogManager, clock_ms: Callable[[], int]) -> None:
         self.config = config
         self.logs = logs
-        self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
+        self._clock_ms = clock_ms
 
     def ensure_topic(self) -> None:
         if self.logs.topic(OFFSETS_TOPIC) is None:

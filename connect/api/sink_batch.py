@@ -133,8 +133,6 @@ class SinkRecordBatch(Sequence[SinkRecord]):
     def value_runs(self, form: RawForm) -> tuple[ValueRun, ...] | None:
         """The values as runs of the bytes consumed, when every value of the batch is of
         ``form`` and is read as such (see the module's description); else None."""
-        if self._records is not None and not self._runs:
-            return None
         known = self._forms.get(form)
         if known is None:
             known = self._forms[form] = bool(self._runs) and self._raw_form(form)

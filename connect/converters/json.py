@@ -61,9 +61,9 @@ from connect.converters.json_readers import (
     struct_reader,
 )
 from connect.converters.json_writers import (
-    _DATETIME,
-    _EPOCH,
-    _UTC,
+    DATETIME,
+    EPOCH,
+    UTC,
     array_writer,
     map_writer,
     row_writer,
@@ -439,8 +439,8 @@ class JsonConverter(Converter, HeaderConverter):
         if logical is Timestamp:
 
             def write_timestamp(v: Any) -> Any:
-                if type(v) is _DATETIME and v.tzinfo is _UTC:  # what sources mostly hold
-                    delta = v - _EPOCH
+                if type(v) is DATETIME and v.tzinfo is UTC:  # what sources mostly hold
+                    delta = v - EPOCH
                     return (delta.days * 86400 + delta.seconds) * 1000 + delta.microseconds // 1000
                 try:
                     return from_logical(schema, v)

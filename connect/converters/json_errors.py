@@ -5,6 +5,7 @@ writers and readers, and the converter turns it into Kafka's ``DataException`` m
 from __future__ import annotations
 
 import decimal
+from collections.abc import Callable, Iterable
 from typing import Any
 
 
@@ -39,3 +40,16 @@ def json_type(v: Any) -> str:
     if isinstance(v, dict):
         return "object"
     return type(v).__name__
+
+
+def convert_items(convert: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+    """``convert`` of each item; a problem with one says which (``[3]``) in its path."""
+    out = []
+    i = 0
+    try:
+        for i, x in enumerate(items):  # noqa: B007 - i is read in the handler
+            out.append(convert(x))
+    except JsonProblem as e:
+        e.segments.append(f"[{i}]")
+        raise
+    return out

@@ -20,7 +20,7 @@ from connect.api.data import (
     Type,
 )
 from connect.api.errors import DataException
-from connect.converters.json_errors import JsonProblem, NeedExactNumbers, json_type
+from connect.converters.json_errors import JsonProblem, NeedExactNumbers, convert_items, json_type
 
 Reader = Callable[[Any], Any]
 
@@ -41,15 +41,7 @@ def array_reader(item: Reader) -> Reader:
     def read_array(v: Any) -> Any:
         if type(v) is not list:
             raise JsonProblem(f"expected a JSON array for ARRAY, got {json_type(v)}")
-        out = []
-        i = 0
-        try:
-            for i, x in enumerate(v):  # noqa: B007 - i is read in the handler
-                out.append(item(x))
-        except JsonProblem as e:
-            e.segments.append(f"[{i}]")
-            raise
-        return out
+        return convert_items(item, v)
 
     return read_array
 

@@ -21,29 +21,21 @@ from connect.api.data import (
     Type,
     _struct_schema_matches,
 )
-from connect.converters.json_errors import JsonProblem
+from connect.converters.json_errors import JsonProblem, convert_items
 
 Writer = Callable[[Any], Any]
 
-_DATETIME = datetime.datetime
+DATETIME = datetime.datetime
 LOGICAL_WRITER_NAMES = (Decimal.LOGICAL_NAME, Date.LOGICAL_NAME, Time.LOGICAL_NAME, Timestamp.LOGICAL_NAME)
-_UTC = datetime.UTC
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+UTC = datetime.UTC
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
 def array_writer(item: Writer) -> Writer:
     def write_array(v: Any) -> Any:
         if not isinstance(v, (list, tuple)):
             raise JsonProblem(f"expected list for ARRAY, got {type(v).__name__}")
-        out = []
-        i = 0
-        try:
-            for i, x in enumerate(v):  # noqa: B007 - i is read in the handler
-                out.append(item(x))
-        except JsonProblem as e:
-            e.segments.append(f"[{i}]")
-            raise
-        return out
+        return convert_items(item, v)
 
     return write_array
 
@@ -134,9 +126,9 @@ def fast_struct_writer(
         "_checked": checked,
         "_Fragment": orjson.Fragment,
         "_repr": repr,
-        "_datetime": _DATETIME,
-        "_UTC": _UTC,
-        "_EPOCH": _EPOCH,
+        "_datetime": DATETIME,
+        "UTC": UTC,
+        "EPOCH": EPOCH,
     }
     items = []
     for i, ((name, write, passthrough, bounds), f) in enumerate(zip(plan, schema.fields, strict=True)):
@@ -145,8 +137,8 @@ def fast_struct_writer(
         if fs.name == Timestamp.LOGICAL_NAME:
             # write_timestamp's common case, inline
             items.append(
-                f"n{i}: ((d := {x} - _EPOCH).days * 86400 + d.seconds) * 1000 + d.microseconds // 1000 "
-                f"if type({x}) is _datetime and {x}.tzinfo is _UTC else w{i}({x})"
+                f"n{i}: ((d := {x} - EPOCH).days * 86400 + d.seconds) * 1000 + d.microseconds // 1000 "
+                f"if type({x}) is _datetime and {x}.tzinfo is UTC else w{i}({x})"
             )
             continue
         if fs.type is Type.FLOAT64 and fs.name not in LOGICAL_WRITER_NAMES:

@@ -55,27 +55,14 @@ class DeliveryHooks(Protocol):
         ...
 
 
-class _OffsetRun:
-    """The newest offset of each source partition, noted as partitions change, in order."""
-
-    __slots__ = ("latest",)
-
-    def __init__(self) -> None:
-        self.latest: dict[PartitionKey, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
-
-    def note(self, record: SourceRecord) -> None:
-        sp, so = record.source_partition, record.source_offset
-        if sp is not None and so is not None:
-            self.latest[partition_key(sp)] = (sp, so)
-
-
 class BulkAcks:
     """At least once with the fewest Python calls: commit after a flush confirmed all."""
 
     def __init__(self, task_name: str, on_failure: Callable[[Any, Any], None]) -> None:
         self._name = task_name
         self._on_failure = on_failure
-        self._offsets = _OffsetRun()
+        # The newest offset of each source partition, noted in order as records go out.
+        self._latest: dict[PartitionKey, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
 
     def producer_config(self, base: dict[str, Any]) -> dict[str, Any]:
         return {**base, "delivery.report.only.error": True, "on_delivery": self._on_failure}
@@ -84,18 +71,19 @@ class BulkAcks:
         return None
 
     def sent(self, record: SourceRecord) -> None:
-        self._offsets.note(record)
+        sp, so = record.source_partition, record.source_offset
+        if sp is not None and so is not None:
+            self.note_run(sp, so)
 
-    def dropped(self, record: SourceRecord) -> None:
-        self._offsets.note(record)
+    dropped = sent
 
     def note_run(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> None:
         """The newest offset of a run of sent records of one source partition: what the
         runner notes once per run instead of ``sent`` per record."""
-        self._offsets.latest[partition_key(partition)] = (partition, offset)
+        self._latest[partition_key(partition)] = (partition, offset)
 
     def committable(self, producer: Producer, flush_timeout_s: float) -> Offsets | None:
-        if not self._offsets.latest:
+        if not self._latest:
             return []
         remaining = producer.flush(flush_timeout_s)
         if remaining:
@@ -106,8 +94,8 @@ class BulkAcks:
                 remaining,
             )
             return None
-        offsets = list(self._offsets.latest.values())
-        self._offsets.latest = {}
+        offsets = list(self._latest.values())
+        self._latest = {}
         return offsets
 
 

@@ -27,7 +27,7 @@ from connect.api.records import SourceRecord
 from connect.api.task import SourceTask, SourceTaskContext
 from connect.runtime.errors import TOLERATED, RetryWithToleranceOperator, Stage
 from connect.runtime.sink_conversion import spans
-from connect.runtime.source_delivery import BulkAcks, PerRecordAcks, wants_per_record_acks
+from connect.runtime.source_delivery import BulkAcks, DeliveryHooks, PerRecordAcks, wants_per_record_acks
 from connect.runtime.status import ConnectorTaskId, StatusListener, TargetState
 from connect.runtime.topic_creation import TopicCreation
 from connect.runtime.transformation_chain import ChainOutput, TransformationChain
@@ -96,7 +96,7 @@ class WorkerSourceTask(WorkerTask):
         self.topic_tracking = topic_tracking
         # Delivery semantics, chosen once: a task that wants commit_record() needs a
         # delivery report per record; every other one only hears about failures.
-        self.delivery: BulkAcks | PerRecordAcks
+        self.delivery: DeliveryHooks
         if wants_per_record_acks(task):
             self.delivery = PerRecordAcks(task, str(task_id), self._tolerate_failed_send)
         else:

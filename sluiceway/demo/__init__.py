@@ -32,6 +32,7 @@ import sys
 import time
 from pathlib import Path
 
+import orjson
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
@@ -56,8 +57,6 @@ def _lines(path: Path) -> int:
 
 
 def _json_lines(path: Path) -> list[dict[str, object]]:
-    import orjson
-
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
