@@ -57,7 +57,7 @@ from connect.api import (
     Timestamp,
     Type,
 )
-from transforms.java_date_format import JavaDateFormat
+from connect.api.java_dates import JavaDateFormat
 
 __all__ = ["parse_literal"]
 

@@ -64,7 +64,7 @@ from connect.api import (
     Type,
     importance,
 )
-from transforms.java_date_format import JavaDateFormat
+from connect.api.java_dates import JavaDateFormat
 from transforms.parts import Key, PartTransformation, Value
 from transforms.requirements import record_error, require_map, require_struct, type_name
 from transforms.schemas import LruCache, copy_basics

@@ -4,7 +4,7 @@ With the defaults, ``topic.format=${topic}-${timestamp}`` and
 ``timestamp.format=yyyyMMdd``, a record of ``orders`` with a timestamp on 2024-05-01
 goes to ``orders-20240501``. Mainly for sink connectors, which name a table or index
 after the topic. ``timestamp.format`` is a Java ``SimpleDateFormat`` pattern
-(``transforms.java_date_format``) applied in UTC. Every ``${topic}`` is replaced
+(``connect.api.java_dates``) applied in UTC. Every ``${topic}`` is replaced
 first, then every ``${timestamp}``, both literally (so a topic name that contains
 ``${timestamp}`` is expanded too, as in Kafka). Key, value and headers are untouched,
 tombstones included. A record without a timestamp is an error.
@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import field_validator
 
 from connect.api import ConfigModel, ConnectRecord, Field, Transformation, importance
-from transforms.java_date_format import JavaDateFormat
+from connect.api.java_dates import JavaDateFormat
 from transforms.requirements import record_error
 
 

@@ -19,7 +19,9 @@ This package imports nothing from the runtime; plugins import only from here.
 
 Modules imported on their own, for sinks that need them: ``connect.api.arrow`` (records as
 Arrow tables; needs pyarrow), ``connect.api.json_values`` (Connect values as JSON values),
-``connect.api.retry`` (jittered exponential backoff).
+``connect.api.retry`` (jittered exponential backoff), ``connect.api.java_dates`` (Java date
+patterns: SimpleDateFormat's, which Kafka's transformations take, and Joda-Time's, which
+Confluent's storage partitioners take).
 """
 
 from pydantic import Field, SecretStr

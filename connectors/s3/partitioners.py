@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
 from connect.api import DataException, SinkRecord, Struct
+from connect.api.java_dates import JodaFormat, LocaleNotSupported, offset_text
 
 __all__ = [
     "DailyPartitioner",
@@ -339,7 +340,7 @@ def _fixed_zone(name: str, match: re.Match[str]) -> datetime.tzinfo:
         raise ValueError(f"timezone {name!r} is not a valid offset")
     offset = datetime.timedelta(hours=hours, minutes=minutes) * (-1 if sign == "-" else 1)
     # Named like Joda's fixed zones, so `z` and `ZZZ` print "+05:30".
-    return datetime.timezone(offset, _offset_text(offset, colon=True))
+    return datetime.timezone(offset, offset_text(offset, colon=True))
 
 
 def _from_ms(ms: int) -> datetime.datetime:
@@ -402,226 +403,19 @@ def _transition(low: int, high: int, zone: datetime.tzinfo) -> int:
 
 # -- Joda-Time path formats --------------------------------------------------------------------------
 
-_Printer = Callable[[datetime.datetime], str]
-
-_MONTHS: Final = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
-_WEEKDAYS: Final = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-
-
-def _pad(value: int, count: int) -> str:
-    # Joda's minimum width: the repeat count, zero-padded; wider values are printed whole.
-    return f"{'-' if value < 0 else ''}{abs(value):0{count}d}"
-
-
-def _year_printer(get: Callable[[datetime.datetime], int], count: int) -> _Printer:
-    if count == 2:  # Joda's two-digit year
-        return lambda dt: f"{get(dt) % 100:02d}"
-    return lambda dt: _pad(get(dt), count)
-
-
-def _number(get: Callable[[datetime.datetime], int], count: int) -> _Printer:
-    return lambda dt: _pad(get(dt), count)
-
-
-def _fraction(count: int) -> _Printer:
-    # Joda prints the milliseconds as three digits, then drops trailing zeros down to `count`
-    # digits ("S" of 120 ms is "12"); it never prints more digits than it has, except for zero.
-    def print_fraction(dt: datetime.datetime) -> str:
-        millis = dt.microsecond // 1000
-        if millis == 0:
-            return "0" * count
-        digits = f"{millis:03d}"
-        while len(digits) > count and digits.endswith("0"):
-            digits = digits[:-1]
-        return digits
-
-    return print_fraction
-
-
-def _offset_text(offset: datetime.timedelta, *, colon: bool) -> str:
-    # Joda prints hours and minutes only, "+0000" for UTC (its "Z" is parse-only).
-    seconds = offset // datetime.timedelta(seconds=1)
-    sign = "-" if seconds < 0 else "+"
-    hours, mins = divmod(abs(seconds) // 60, 60)  # historical offsets' seconds are dropped
-    return f"{sign}{hours:02d}{':' if colon else ''}{mins:02d}"
-
-
-def _zone_offset(count: int) -> _Printer:
-    if count >= 3:
-        return _zone_id
-
-    def print_offset(dt: datetime.datetime) -> str:
-        return _offset_text(dt.utcoffset() or datetime.timedelta(0), colon=count == 2)
-
-    return print_offset
-
-
-def _zone_id(dt: datetime.datetime) -> str:
-    zone = dt.tzinfo
-    if isinstance(zone, zoneinfo.ZoneInfo):
-        return zone.key
-    return dt.tzname() or ""
-
-
-def _zone_name(count: int) -> _Printer:
-    if count >= 4:
-        raise ValueError("path.format: long time zone names (zzzz) are not supported; use z or ZZZ")
-    return lambda dt: dt.tzname() or ""
-
-
-def _hour_of_halfday(dt: datetime.datetime) -> int:
-    return dt.hour % 12
-
-
-def _clockhour_of_halfday(dt: datetime.datetime) -> int:
-    return dt.hour % 12 or 12
-
-
-def _clockhour_of_day(dt: datetime.datetime) -> int:
-    return dt.hour or 24
-
-
-def _month(count: int) -> _Printer:
-    if count >= 4:
-        return lambda dt: _MONTHS[dt.month - 1]
-    if count == 3:
-        return lambda dt: _MONTHS[dt.month - 1][:3]
-    return _number(lambda dt: dt.month, count)
-
-
-def _weekday_text(count: int) -> _Printer:
-    if count >= 4:
-        return lambda dt: _WEEKDAYS[dt.weekday()]
-    return lambda dt: _WEEKDAYS[dt.weekday()][:3]
-
-
-_NUMBERS: Final[dict[str, Callable[[datetime.datetime], int]]] = {
-    "C": lambda dt: dt.year // 100,  # century of era
-    "d": lambda dt: dt.day,
-    "D": lambda dt: dt.timetuple().tm_yday,
-    "H": lambda dt: dt.hour,
-    "k": _clockhour_of_day,
-    "K": _hour_of_halfday,
-    "h": _clockhour_of_halfday,
-    "m": lambda dt: dt.minute,
-    "s": lambda dt: dt.second,
-    "w": lambda dt: dt.isocalendar().week,  # Joda's week of weekyear is ISO's
-    "e": lambda dt: dt.isoweekday(),
-}
-_YEARS: Final[dict[str, Callable[[datetime.datetime], int]]] = {
-    "y": lambda dt: dt.year,
-    "Y": lambda dt: dt.year,  # Joda's Y is year of era (not week year as in java.time): the same for AD
-    "x": lambda dt: dt.isocalendar().year,  # Joda's week year
-}
-
-
-_BY_COUNT: Final[dict[str, Callable[[int], _Printer]]] = {
-    "M": _month,
-    "E": _weekday_text,
-    "S": _fraction,
-    "Z": _zone_offset,
-    "z": _zone_name,
-}
-
-
-def _is_text_field(letter: str, count: int) -> bool:
-    return letter in "EaGz" or (letter == "M" and count >= 3)
-
-
-def _field_printer(letter: str, count: int) -> _Printer:
-    if letter in _YEARS:
-        return _year_printer(_YEARS[letter], count)
-    if letter in _NUMBERS:
-        return _number(_NUMBERS[letter], count)
-    if letter in _BY_COUNT:
-        return _BY_COUNT[letter](count)
-    if letter == "a":
-        return lambda dt: "AM" if dt.hour < 12 else "PM"
-    if letter == "G":
-        return lambda dt: "AD"  # datetime has no years before 1
-    raise ValueError(f"path.format: unknown pattern letter {letter!r} (quote literal text: 'text')")
-
-
-def _read_quoted(pattern: str, start: int) -> tuple[str, int]:
-    """The text of the quoted literal starting at ``pattern[start] == "'"`` and the index after it."""
-    if pattern.startswith("''", start):
-        return "'", start + 2  # '' outside quotes is one quote
-    text: list[str] = []
-    i = start + 1
-    while i < len(pattern):
-        if pattern[i] != "'":
-            text.append(pattern[i])
-            i += 1
-        elif pattern.startswith("''", i):
-            text.append("'")
-            i += 2
-        else:
-            return "".join(text), i + 1
-    raise ValueError(f"path.format: the quote at position {start} is never closed")
-
-
-def _tokens(pattern: str) -> list[str | tuple[str, int]]:
-    """Literal text and (letter, repeat count) fields, as Joda splits a pattern."""
-    tokens: list[str | tuple[str, int]] = []
-    i = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "'":
-            text, i = _read_quoted(pattern, i)
-            tokens.append(text)
-        elif char.isascii() and char.isalpha():
-            end = i
-            while end < len(pattern) and pattern[end] == char:
-                end += 1
-            tokens.append((char, end - i))
-            i = end
-        else:  # Joda prints every other character as it is
-            tokens.append(char)
-            i += 1
-    return tokens
-
-
-def _literal(text: str) -> _Printer:
-    return lambda dt: text
-
-
-def _is_english(locale: str) -> bool:
-    return re.split(r"[-_]", locale, maxsplit=1)[0].lower() == "en"
-
 
 def compile_path_format(pattern: str, locale: str = "en") -> Callable[[datetime.datetime], str]:
-    """A function printing an aware datetime as the Joda-Time ``pattern`` does.
+    """A function printing an aware datetime as the Joda-Time ``pattern`` does (``path.format``).
 
     Month and day names, AM/PM, eras and zone names are English: another ``locale`` with such a
-    field raises ValueError, as does a letter Joda does not know.
+    field raises ValueError naming ``locale``, as does a letter Joda does not know (``path.format``).
     """
-    printers: list[_Printer] = []
-    for token in _tokens(pattern):
-        if isinstance(token, str):
-            printers.append(_literal(token))
-            continue
-        letter, count = token
-        printer = _field_printer(letter, count)
-        if _is_text_field(letter, count) and not _is_english(locale):
-            raise ValueError(
-                f"locale {locale!r} is not supported with the text field {letter * count!r}: "
-                "names are printed in English only (use an en locale or numeric fields)"
-            )
-        printers.append(printer)
-    return lambda dt: "".join(printer(dt) for printer in printers)
+    try:
+        return JodaFormat(pattern, locale).format
+    except LocaleNotSupported:
+        raise
+    except ValueError as problem:
+        raise ValueError(f"path.format: {problem}") from None
 
 
 # -- timestamp extractors ----------------------------------------------------------------------------

@@ -427,7 +427,7 @@ def test_time_based_partitioners_need_a_timezone_and_locale(
         (
             {"path_format": "'year=YYYY"},
             "path.format",
-            "path.format: the quote at position 0 is never closed",
+            "path.format: Unterminated quote: the quote at position 0 is never closed",
         ),
         ({"path_format": "YYYY/'it''s"}, "path.format", "the quote at position 5 is never closed"),
         ({"path_format": "zzzz"}, "path.format", "long time zone names (zzzz) are not supported"),

@@ -8,7 +8,7 @@ import datetime
 
 import pytest
 
-from transforms.java_date_format import JavaDateFormat
+from connect.api.java_dates import JavaDateFormat
 
 UTC = datetime.UTC
 MORNING = datetime.datetime(2024, 3, 5, 7, 8, 9, 5000, tzinfo=UTC)  # a Tuesday, 5 ms past the second
