@@ -17,7 +17,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
 from broker.config import BrokerConfig, new_cluster_id
@@ -379,7 +379,7 @@ class LogManager:
                 if not fut.done():
                     fut.set_result(None)
 
-    async def wait_for_data(self, tps: list[TopicPartition], timeout_s: float) -> None:
+    async def wait_for_data(self, tps: Sequence[TopicPartition], timeout_s: float) -> None:
         """Return when any of ``tps`` gets an append, or after ``timeout_s``.
 
         With no partition it returns at once: nothing could wake it, so a caller that

@@ -37,7 +37,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from kio.schema.errors import ErrorCode
 
@@ -695,7 +695,7 @@ class GroupCoordinator:
         generation: int,
         member_id: str,
         instance_id: str | None,
-        offsets: list[tuple[str, int, int, int, str | None]],
+        offsets: Sequence[tuple[str, int, int, int, str | None]],
     ) -> tuple[ErrorCode, list[ErrorCode]]:
         """Commit (topic, partition, offset, epoch, metadata) tuples.
 

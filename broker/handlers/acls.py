@@ -7,7 +7,7 @@ authorizer every request fails with SECURITY_DISABLED, as in Kafka.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
@@ -15,10 +15,13 @@ from broker.authorizer import Operation, authorize_cluster
 from broker.authorizer.acl import AclBinding, InvalidAcl, ResourcePattern, new_binding, new_filter
 from broker.broker import RequestContext
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import CreateAclsRequest, DeleteAclsRequest, DescribeAclsRequest
+
 _NO_AUTHORIZER = "No Authorizer is configured on the broker"
 
 
-async def create(ctx: RequestContext, req: Any) -> Any:
+async def create(ctx: RequestContext, req: CreateAclsRequest) -> Any:
     authorizer = ctx.broker.authorizer
     if authorizer is None:
         return ctx.respond(
@@ -81,7 +84,7 @@ def _described(acls: list[AclBinding]) -> list[dict[str, Any]]:
     ]
 
 
-async def describe(ctx: RequestContext, req: Any) -> Any:
+async def describe(ctx: RequestContext, req: DescribeAclsRequest) -> Any:
     authorizer = ctx.broker.authorizer
     if authorizer is None:
         return ctx.respond(error_code=ErrorCode.security_disabled, error_message=_NO_AUTHORIZER, resources=())
@@ -106,7 +109,7 @@ async def describe(ctx: RequestContext, req: Any) -> Any:
     )
 
 
-async def delete(ctx: RequestContext, req: Any) -> Any:
+async def delete(ctx: RequestContext, req: DeleteAclsRequest) -> Any:
     authorizer = ctx.broker.authorizer
 
     def failed(code: ErrorCode, message: str | None) -> Any:

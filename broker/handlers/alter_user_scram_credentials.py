@@ -13,7 +13,7 @@ It needs ALTER on the cluster, as in Kafka (anyone may when no authorizer is con
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
@@ -28,8 +28,11 @@ from broker.security.scram import (
     credential_from_salted_password,
 )
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import AlterUserScramCredentialsRequest
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+
+async def handle(ctx: RequestContext, req: AlterUserScramCredentialsRequest) -> Any:
     store = ctx.broker.scram
     counts = Counter([d.name for d in req.deletions] + [u.name for u in req.upsertions])
     if not authorize_cluster(ctx, Operation.ALTER):

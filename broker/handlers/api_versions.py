@@ -6,7 +6,7 @@ v0 body carrying UNSUPPORTED_VERSION (see ``unsupported_version_response``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
@@ -14,6 +14,9 @@ from broker.broker import RequestContext
 from broker.protocol.build import build
 from broker.protocol.codec import encode_response, response_class
 from broker.protocol.versions import ADVERTISED_VERSIONS, ApiKey
+
+if TYPE_CHECKING:
+    from broker.protocol.requests import ApiVersionsRequest
 
 
 def _table() -> list[dict[str, int]]:
@@ -23,7 +26,7 @@ def _table() -> list[dict[str, int]]:
     ]
 
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+async def handle(ctx: RequestContext, req: ApiVersionsRequest) -> Any:
     return ctx.broker.cached(("api_versions", ctx.api_version), lambda: ctx.respond(api_keys=_table()))
 
 

@@ -8,7 +8,7 @@ internal topics are compacted.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
@@ -17,6 +17,13 @@ from broker.broker import RequestContext
 from broker.logs import UnknownTopic
 from broker.topic_config import KEYS, ConfigRow, ConfigSource, ConfigType, InvalidConfig, validate_overrides
 from broker.topic_config import describe as describe_topic
+
+if TYPE_CHECKING:
+    from broker.protocol.requests import (
+        AlterConfigsRequest,
+        DescribeConfigsRequest,
+        IncrementalAlterConfigsRequest,
+    )
 
 TOPIC = 2
 BROKER = 4
@@ -45,7 +52,7 @@ def _broker_entries(ctx: RequestContext) -> list[ConfigRow]:
     return out
 
 
-async def describe(ctx: RequestContext, req: Any) -> Any:
+async def describe(ctx: RequestContext, req: DescribeConfigsRequest) -> Any:
     b = ctx.broker
     results = []
     for r in req.resources:
@@ -160,7 +167,7 @@ def _apply(
     return ErrorCode.none, None
 
 
-async def alter(ctx: RequestContext, req: Any) -> Any:
+async def alter(ctx: RequestContext, req: AlterConfigsRequest) -> Any:
     """AlterConfigs replaces a topic's overrides with exactly the given set."""
     out = []
     for r in req.resources:
@@ -178,7 +185,7 @@ async def alter(ctx: RequestContext, req: Any) -> Any:
     return ctx.respond(responses=out)
 
 
-async def incremental_alter(ctx: RequestContext, req: Any) -> Any:
+async def incremental_alter(ctx: RequestContext, req: IncrementalAlterConfigsRequest) -> Any:
     b = ctx.broker
     out = []
     for r in req.resources:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
@@ -11,8 +11,11 @@ from broker.broker import Broker, RequestContext
 from broker.logs import InvalidPartitions, UnknownTopic
 from broker.storage.log import StorageError
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import CreatePartitionsRequest
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+
+async def handle(ctx: RequestContext, req: CreatePartitionsRequest) -> Any:
     results = []
     for t in req.topics:
         if authorize(ctx, Operation.ALTER, topic(t.name)):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
@@ -14,10 +14,13 @@ from broker.metadata import InvalidTopic
 from broker.storage.log import StorageError
 from broker.topic_config import InvalidConfig, describe
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import CreateTopicsRequest
+
 log = logging.getLogger(__name__)
 
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+async def handle(ctx: RequestContext, req: CreateTopicsRequest) -> Any:
     names = [t.name for t in req.topics]
     out = []
     cluster_create = authorize(ctx, Operation.CREATE, CLUSTER)

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
 from broker.authorizer import Operation, allowed_names, topic
 from broker.broker import RequestContext
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import DeleteRecordsRequest
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+
+async def handle(ctx: RequestContext, req: DeleteRecordsRequest) -> Any:
     b = ctx.broker
     topics = []
     deletable = allowed_names(ctx, Operation.DELETE, (topic(t.name) for t in req.topics))

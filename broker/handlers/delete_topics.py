@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
@@ -10,10 +10,13 @@ from broker.authorizer import Operation, authorize, topic
 from broker.broker import RequestContext
 from broker.logs import UnknownTopic
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import DeleteTopicsRequest
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+
+async def handle(ctx: RequestContext, req: DeleteTopicsRequest) -> Any:
     b = ctx.broker
-    if ctx.api_version >= 6:
+    if hasattr(req, "topics"):  # v6+ name topics by name or id
         wanted = [(t.name, t.topic_id) for t in req.topics]
     else:
         wanted = [(n, None) for n in req.topic_names]

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
 from broker.authorizer import CLUSTER, Operation, authorize
 from broker.broker import RequestContext
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import DescribeClusterRequest
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+
+async def handle(ctx: RequestContext, req: DescribeClusterRequest) -> Any:
     b = ctx.broker
     ep = b.endpoint_for(ctx.listener)
     if not authorize(ctx, Operation.DESCRIBE, CLUSTER):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
@@ -10,8 +10,11 @@ from broker.authorizer import Operation, authorize, group
 from broker.broker import RequestContext
 from broker.group.model import State
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import DescribeGroupsRequest
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+
+async def handle(ctx: RequestContext, req: DescribeGroupsRequest) -> Any:
     out = []
     for gid in req.groups:
         if not authorize(ctx, Operation.DESCRIBE, group(gid)):

@@ -7,7 +7,7 @@ may when no authorizer is configured).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
@@ -16,8 +16,11 @@ from broker.authorizer.checks import authorize_cluster
 from broker.broker import RequestContext
 from broker.security.scram import MECHANISM_IDS
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import DescribeUserScramCredentialsRequest
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+
+async def handle(ctx: RequestContext, req: DescribeUserScramCredentialsRequest) -> Any:
     if not authorize_cluster(ctx, Operation.DESCRIBE):
         return ctx.respond(error_code=ErrorCode.cluster_authorization_failed, error_message=None, results=())
     known = ctx.broker.scram.users()

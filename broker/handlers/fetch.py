@@ -8,7 +8,7 @@ the byte limits by one batch (KIP-74) so consumers always make progress.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
@@ -16,8 +16,11 @@ from broker.authorizer import Operation, allowed_names, topic
 from broker.broker import RequestContext
 from broker.storage.log import LEADER_EPOCH, OffsetOutOfRange
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import FetchRequest
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+
+async def handle(ctx: RequestContext, req: FetchRequest) -> Any:
     b = ctx.broker
     wait_s = req.max_wait.total_seconds()
     deadline = b.clock_ms() / 1000 + wait_s
@@ -34,7 +37,7 @@ async def handle(ctx: RequestContext, req: Any) -> Any:
     return ctx.respond(error_code=ErrorCode.none, session_id=0, responses=responses)
 
 
-def _collect(ctx: RequestContext, req: Any) -> tuple[list[dict[str, Any]], int, bool]:
+def _collect(ctx: RequestContext, req: FetchRequest) -> tuple[list[dict[str, Any]], int, bool]:
     b = ctx.broker
     budget = req.max_bytes if ctx.api_version >= 3 else 2**31 - 1
     total = 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
@@ -10,10 +10,13 @@ from broker.authorizer import Operation, authorize, group, transactional_id
 from broker.broker import RequestContext
 from broker.storage.log import StorageError
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import FindCoordinatorRequest
+
 GROUP = 0
 
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+async def handle(ctx: RequestContext, req: FindCoordinatorRequest) -> Any:
     b = ctx.broker
     key_type = getattr(req, "key_type", GROUP)
     key = getattr(req, "key", "")

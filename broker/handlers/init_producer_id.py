@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
@@ -10,10 +10,13 @@ from broker.authorizer import CLUSTER, Operation, ResourceType, authorize, autho
 from broker.broker import RequestContext
 from broker.storage.log import StorageError
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import InitProducerIdRequest
+
 MAX_EPOCH = 32767
 
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+async def handle(ctx: RequestContext, req: InitProducerIdRequest) -> Any:
     b = ctx.broker
     if req.transactional_id is None and not (
         # Kafka 2.8+: an idempotent producer needs CLUSTER IDEMPOTENT_WRITE or WRITE on some topic.

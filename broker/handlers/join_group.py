@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
 from broker.authorizer import Operation, authorize, group
 from broker.broker import RequestContext
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import JoinGroupRequest
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+
+async def handle(ctx: RequestContext, req: JoinGroupRequest) -> Any:
     v = ctx.api_version
     if not authorize(ctx, Operation.READ, group(req.group_id)):
         return ctx.respond(
@@ -22,7 +25,9 @@ async def handle(ctx: RequestContext, req: Any) -> Any:
             members=(),
         )
     session_ms = int(req.session_timeout.total_seconds() * 1000)
-    rebalance_ms = int(req.rebalance_timeout.total_seconds() * 1000) if v >= 1 else session_ms
+    rebalance_ms = (
+        int(req.rebalance_timeout.total_seconds() * 1000) if hasattr(req, "rebalance_timeout") else session_ms
+    )
     result = await ctx.broker.groups.join(
         group_id=req.group_id,
         member_id=req.member_id,

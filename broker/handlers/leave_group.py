@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
 from broker.authorizer import Operation, authorize, group
 from broker.broker import RequestContext
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import LeaveGroupRequest
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+
+async def handle(ctx: RequestContext, req: LeaveGroupRequest) -> Any:
     if not authorize(ctx, Operation.READ, group(req.group_id)):
         return ctx.respond(error_code=ErrorCode.group_authorization_failed, members=())
-    if ctx.api_version >= 3:
+    if hasattr(req, "members"):  # v3+ leave in batches
         members = [(m.member_id, m.group_instance_id) for m in req.members]
     else:
         members = [(req.member_id, None)]

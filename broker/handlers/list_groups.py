@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
 from broker.authorizer import CLUSTER, Operation, authorize, group
 from broker.broker import RequestContext
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import ListGroupsRequest
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+
+async def handle(ctx: RequestContext, req: ListGroupsRequest) -> Any:
     wanted = {s.lower() for s in getattr(req, "states_filter", ())}
     # CLUSTER DESCRIBE lists every group; otherwise only those the principal may describe.
     everything = authorize(ctx, Operation.DESCRIBE, CLUSTER)

@@ -3,7 +3,7 @@ otherwise the first offset whose record timestamp is at or after the given one."
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
@@ -11,12 +11,15 @@ from broker.authorizer import Operation, allowed_names, topic
 from broker.broker import RequestContext
 from broker.storage.log import LEADER_EPOCH
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import ListOffsetsRequest
+
 LATEST = -1
 EARLIEST = -2
 MAX_TIMESTAMP = -3
 
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+async def handle(ctx: RequestContext, req: ListOffsetsRequest) -> Any:
     b = ctx.broker
     topics = []
     describable = allowed_names(ctx, Operation.DESCRIBE, (topic(t.name) for t in req.topics))

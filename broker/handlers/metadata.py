@@ -7,7 +7,7 @@ producers do, consumers do not). Responses are cached until topics change.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
@@ -16,8 +16,11 @@ from broker.broker import RequestContext
 from broker.metadata import InvalidTopic, validate_topic_name
 from broker.storage.log import LEADER_EPOCH, StorageError
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import MetadataRequest
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+
+async def handle(ctx: RequestContext, req: MetadataRequest) -> Any:
     b = ctx.broker
     auto = False
     if req.topics is None:
@@ -25,7 +28,9 @@ async def handle(ctx: RequestContext, req: Any) -> Any:
     else:
         names = tuple(t.name for t in req.topics if t.name is not None)
         # v0-3 always auto-create; v4+ say so.
-        auto = b.config.auto_create_topics_enable and (ctx.api_version < 4 or req.allow_auto_topic_creation)
+        auto = b.config.auto_create_topics_enable and (
+            not hasattr(req, "allow_auto_topic_creation") or req.allow_auto_topic_creation
+        )
         if auto:
             for name in names:
                 if b.logs.topic(name) is None and _may_create(ctx, name):

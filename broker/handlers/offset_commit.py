@@ -5,15 +5,18 @@ Authorization as in Kafka: GROUP READ for the request, TOPIC READ per topic.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
 from broker.authorizer import Operation, allowed_names, authorize, group, topic
 from broker.broker import RequestContext
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import OffsetCommitRequest
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+
+async def handle(ctx: RequestContext, req: OffsetCommitRequest) -> Any:
     if not authorize(ctx, Operation.READ, group(req.group_id)):
         return _respond(ctx, req, lambda _t: ErrorCode.group_authorization_failed)
     readable = allowed_names(ctx, Operation.READ, (topic(t.name) for t in req.topics))
@@ -46,7 +49,7 @@ async def handle(ctx: RequestContext, req: Any) -> Any:
     return _respond(ctx, req, code)
 
 
-def _respond(ctx: RequestContext, req: Any, code: Any) -> Any:
+def _respond(ctx: RequestContext, req: OffsetCommitRequest, code: Any) -> Any:
     topics = []
     for t in req.topics:
         parts = [{"partition_index": p.partition_index, "error_code": code(t.name)} for p in t.partitions]

@@ -7,12 +7,15 @@ partitions of other topics get TOPIC_AUTHORIZATION_FAILED, "all offsets" leaves 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
 from broker.authorizer import Operation, allowed_names, authorize, group, topic
 from broker.broker import RequestContext
+
+if TYPE_CHECKING:
+    from broker.protocol.requests import OffsetFetchRequest
 
 
 def _group_topics(ctx: RequestContext, group_id: str, topics: Any) -> list[dict[str, Any]]:
@@ -49,8 +52,8 @@ def _group_topics(ctx: RequestContext, group_id: str, topics: Any) -> list[dict[
     ]
 
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
-    if ctx.api_version >= 8:
+async def handle(ctx: RequestContext, req: OffsetFetchRequest) -> Any:
+    if hasattr(req, "groups"):  # v8+ fetch for several groups
         return ctx.respond(
             groups=[
                 {"group_id": g.group_id, "topics": (), "error_code": ErrorCode.group_authorization_failed}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
@@ -10,8 +10,11 @@ from broker.authorizer import Operation, allowed_names, topic
 from broker.broker import RequestContext
 from broker.storage.log import LEADER_EPOCH
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import OffsetForLeaderEpochRequest
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+
+async def handle(ctx: RequestContext, req: OffsetForLeaderEpochRequest) -> Any:
     b = ctx.broker
     topics = []
     describable = allowed_names(ctx, Operation.DESCRIBE, (topic(t.topic) for t in req.topics))

@@ -7,7 +7,7 @@ compacted-topic rule (every record needs a key) requires reading records.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
@@ -16,6 +16,9 @@ from broker.broker import RequestContext
 from broker.storage.batch import InvalidBatch, validate_produced
 from broker.storage.log import OutOfOrderSequence, ProducerFenced, StorageError
 from broker.storage.records import RecordsError, parse_records
+
+if TYPE_CHECKING:
+    from broker.protocol.requests import ProduceRequest
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +30,7 @@ _BATCH_ERRORS = {
 }
 
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+async def handle(ctx: RequestContext, req: ProduceRequest) -> Any:
     b = ctx.broker
     acks = req.acks
     now = b.clock_ms()

@@ -8,15 +8,18 @@ ILLEGAL_SASL_STATE (re-authentication, KIP-368, is not supported).
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
 from broker.broker import RequestContext
 from broker.security.sasl import SaslSession
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import SaslAuthenticateRequest
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+
+async def handle(ctx: RequestContext, req: SaslAuthenticateRequest) -> Any:
     return _respond(
         ctx,
         ErrorCode.illegal_sasl_state,
@@ -25,7 +28,7 @@ async def handle(ctx: RequestContext, req: Any) -> Any:
     )
 
 
-def exchange(ctx: RequestContext, req: Any, session: SaslSession) -> tuple[Any, bool]:
+def exchange(ctx: RequestContext, req: SaslAuthenticateRequest, session: SaslSession) -> tuple[Any, bool]:
     """(response, close the connection after it)."""
     step = session.authenticate(bytes(req.auth_bytes))
     return _respond(ctx, step.error_code, step.error_message, step.auth_bytes), step.close

@@ -7,19 +7,22 @@ listener without SASL, where Kafka answers ILLEGAL_SASL_STATE.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
 from broker.broker import RequestContext
 from broker.security.sasl import SaslSession
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import SaslHandshakeRequest
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+
+async def handle(ctx: RequestContext, req: SaslHandshakeRequest) -> Any:
     return ctx.respond(error_code=ErrorCode.illegal_sasl_state, mechanisms=())
 
 
-def exchange(ctx: RequestContext, req: Any, session: SaslSession) -> tuple[Any, bool]:
+def exchange(ctx: RequestContext, req: SaslHandshakeRequest, session: SaslSession) -> tuple[Any, bool]:
     """(response, close the connection after it)."""
     error = session.handshake(req.mechanism)
     return ctx.respond(error_code=error, mechanisms=session.listener.mechanisms), error != ErrorCode.none

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
 
 from broker.authorizer import Operation, authorize, group
 from broker.broker import RequestContext
 
+if TYPE_CHECKING:
+    from broker.protocol.requests import SyncGroupRequest
 
-async def handle(ctx: RequestContext, req: Any) -> Any:
+
+async def handle(ctx: RequestContext, req: SyncGroupRequest) -> Any:
     if not authorize(ctx, Operation.READ, group(req.group_id)):
         return ctx.respond(error_code=ErrorCode.group_authorization_failed, assignment=b"")
     result = await ctx.broker.groups.sync(
