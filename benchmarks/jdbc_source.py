@@ -248,10 +248,10 @@ def raw_cdc(pg: PostgresServer, bootstrap: str, rows: int) -> float:
         data = msg.payload
         if data[:1] != b"I":
             continue
-        # Insert: relation id, 'N', column count, then per column 't' + length + text.
+        # Insert: 'I', relation id, 'N', column count, then per column 't' + length + text.
         values: list[str | None] = []
-        pos = 7
-        for _ in range(unpack_from(">h", data, 5)[0]):
+        pos = 8
+        for _ in range(unpack_from(">h", data, 6)[0]):
             kind = data[pos : pos + 1]
             pos += 1
             if kind == b"t":

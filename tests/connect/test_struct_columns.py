@@ -4,6 +4,7 @@ each struct, or refuses where one of them would be refused."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from typing import Any
 
@@ -137,3 +138,31 @@ def test_the_generated_struct_writer_equals_the_checked_one(
                 return type(exc)
 
         assert write(schema) == write(twin)
+
+
+@settings(max_examples=300, deadline=None)
+@given(columns(), st.booleans(), st.booleans(), st.data())
+def test_a_list_of_structs_of_one_schema_is_written_as_each_struct_is(
+    case: tuple[Schema, list[list[Any]]], schemas: bool, nested: bool, data: st.DataObject
+) -> None:
+    # Structs one by one (a JDBC table's rows, CDC change events), nested or not, with nulls
+    # and values that do not fit their field (refused by the batch as by each record).
+    schema, fields = case
+    structs: list[Any] = [Struct.unchecked(schema, list(row)) for row in zip(*fields, strict=True)]
+    if nested:
+        outer = SchemaBuilder.struct().field("after", dataclasses.replace(schema, optional=True))
+        schema = outer.field("op", Schema.STRING_SCHEMA).build()
+        structs = [Struct.unchecked(schema, [s, "c"]) for s in structs]
+    structs += data.draw(st.lists(st.sampled_from([None, "not a struct", 7]), max_size=1))
+    c = _converter(**{"schemas.enable": str(schemas).lower()})
+    expected: list[bytes | None] | type[Exception]
+    got: list[bytes | None] | type[Exception]
+    try:
+        expected = [c.from_connect_data("t", schema, s) for s in structs]
+    except DataException as exc:
+        expected = type(exc)
+    try:
+        got = c.from_connect_batch("t", [schema] * len(structs), structs)
+    except DataException as exc:
+        got = type(exc)
+    assert got == expected
