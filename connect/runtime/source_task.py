@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -19,6 +19,7 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]  # re-exported untyped
 
 from connect.api.converter import Converter, HeaderConverter
+from connect.api.data import Schema
 from connect.api.errors import ConnectException, RetriableException
 from connect.api.headers import Headers
 from connect.api.plugin_metrics import NoPluginMetrics, PluginMetrics
@@ -110,6 +111,7 @@ class WorkerSourceTask(WorkerTask):
         self._next = 0  # the next polled record to send (or to count as dropped)
         self._out: ChainOutput[SourceRecord] | None = None  # the chain's columns of _to_send
         self._values: list[Any] = []  # each row's value as converted, or _UNCONVERTED
+        self._keys: list[Any] = []  # each row's key as converted, or _UNCONVERTED
         self._row = 0  # the next row of _out to send
         self._last_commit = time.monotonic()
 
@@ -148,7 +150,7 @@ class WorkerSourceTask(WorkerTask):
                 self._to_send = self._poll()
                 self._next = self._row = 0
                 self._out = self._transform(self._to_send) if self._to_send else None
-                self._values = self._convert_values(self._out) if self._out is not None else []
+                self._keys, self._values = self._convert(self._out) if self._out is not None else ([], [])
                 if not self._to_send:
                     self.producer.poll(0)
                     self._raise_producer_error()
@@ -182,25 +184,18 @@ class WorkerSourceTask(WorkerTask):
             return out
         return ChainOutput(RecordColumns(records), list(range(len(records))), 0)
 
-    def _convert_values(self, out: ChainOutput[SourceRecord]) -> list[Any]:
-        """The rows' values converted a topic's run at a time (``Converter.from_connect_batch``);
-        a run the converter refuses is marked, and converted row by row in ``_send_all``
-        where a failing record meets the error handling."""
+    def _convert(self, out: ChainOutput[SourceRecord]) -> tuple[list[Any], list[Any]]:
+        """The rows' keys and values converted a topic's run at a time
+        (``Converter.from_connect_batch``); a run the converter refuses is marked, and
+        converted row by row in ``_send_all`` where a failing record meets the error
+        handling. A run of null keys (most records have none) is left to ``_send_all`` too,
+        which converts null once per topic and batch."""
         columns = out.columns
-        topics, schemas, values = columns.topic, columns.value_schema, columns.value
-        converted: list[Any] = []
-        batch = self.value_converter.from_connect_batch
-        for start, end in spans(topics) if topics else ():
-            try:
-                got = batch(topics[start], schemas[start:end], values[start:end])
-                if len(got) != end - start:
-                    raise ConnectException(
-                        "from_connect_batch returned a different number of values than given"
-                    )
-            except Exception:
-                got = [_UNCONVERTED] * (end - start)
-            converted += got
-        return converted
+        topics = columns.topic
+        runs = spans(topics) if topics else []
+        keys = _convert_runs(self.key_converter, topics, runs, columns.key_schema, columns.key, True)
+        values = _convert_runs(self.value_converter, topics, runs, columns.value_schema, columns.value, False)
+        return keys, values
 
     def _send_all(self) -> None:
         """Send the polled records from ``_next`` on; returns early only when stopping.
@@ -219,7 +214,7 @@ class WorkerSourceTask(WorkerTask):
         topics, partitions, timestamps = columns.topic, columns.kafka_partition, columns.timestamp
         key_schemas, keys = columns.key_schema, columns.key
         value_schemas, values, headers_of = columns.value_schema, columns.value, columns.headers
-        converted = self._values
+        converted, converted_keys = self._values, self._keys
         # Headers converted once per Headers object of the batch: a transformation adding the
         # same header to every record shares one (benchmarks/transforms.py).
         converted_headers: dict[tuple[str, int], Any] = {}
@@ -250,25 +245,26 @@ class WorkerSourceTask(WorkerTask):
                     i += 1
                     continue
                 topic = topics[j]
-                key_schema, key_in = key_schemas[j], keys[j]
-                key: Any
+                key: Any = converted_keys[j]
                 value: Any
                 headers: Any = None
-                try:
-                    if key_in is None and topic == null_topic and key_schema is null_schema:
-                        key = null_key  # most keys are null: convert null once per topic and batch
-                    else:
-                        key = key_from(topic, key_schema, key_in)
-                        if key_in is None:
-                            null_topic, null_schema, null_key = topic, key_schema, key
-                except Exception as exc:
-                    key = self._recover(
-                        Stage.KEY_CONVERTER,
-                        self.key_converter,
-                        partial(key_from, topic, key_schema, key_in),
-                        exc,
-                        record,
-                    )
+                if key is _UNCONVERTED:
+                    key_schema, key_in = key_schemas[j], keys[j]
+                    try:
+                        if key_in is None and topic == null_topic and key_schema is null_schema:
+                            key = null_key  # most keys are null: convert null once per topic and batch
+                        else:
+                            key = key_from(topic, key_schema, key_in)
+                            if key_in is None:
+                                null_topic, null_schema, null_key = topic, key_schema, key
+                    except Exception as exc:
+                        key = self._recover(
+                            Stage.KEY_CONVERTER,
+                            self.key_converter,
+                            partial(key_from, topic, key_schema, key_in),
+                            exc,
+                            record,
+                        )
                 value = converted[j]
                 if value is _UNCONVERTED:
                     try:
@@ -463,7 +459,34 @@ class WorkerSourceTask(WorkerTask):
         return True
 
 
-_UNCONVERTED: Any = object()  # a row whose value its batch conversion did not give
+_UNCONVERTED: Any = object()  # a row whose key or value its batch conversion did not give
+
+
+def _convert_runs(
+    converter: Converter,
+    topics: Sequence[str],
+    runs: Sequence[tuple[int, int]],
+    schemas: Sequence[Schema | None],
+    data: Sequence[Any],
+    skip_nulls: bool,
+) -> list[Any]:
+    """``data`` converted a run of one topic at a time; a run that fails (or, with
+    ``skip_nulls``, holds only nulls) is all ``_UNCONVERTED``."""
+    converted: list[Any] = []
+    batch = converter.from_connect_batch
+    for start, end in runs:
+        part = data[start:end]
+        if skip_nulls and type(part) is list and part.count(None) == end - start:
+            converted += [_UNCONVERTED] * (end - start)
+            continue
+        try:
+            got = batch(topics[start], schemas[start:end], part)
+            if len(got) != end - start:
+                raise ConnectException("from_connect_batch returned a different number of values than given")
+        except Exception:
+            got = [_UNCONVERTED] * (end - start)
+        converted += got
+    return converted
 
 
 def _source_context(record: SourceRecord) -> dict[str, Any]:

@@ -10,6 +10,15 @@ raises leaves the columns as they were, and its stage runs again record by recor
 the error handling (``errors.tolerance``, the dead letter queue), so a failing record
 is reported exactly as it would be without batches.
 
+What is compiled, and when: the chain's plan (which stages run as batches, which run
+record by record together) once per chain, here; each stage's plan for a schema (the
+output schema, the field positions it reads and writes) once per input schema, inside
+the stage's batch form. A plan per (chain, input schema) for the whole chain would need
+every stage's output schema before the data arrives, which several SMTs only know from
+the data (Cast to a struct's fields, Flatten, ValueToKey of a schemaless map), and it
+would save nothing the per-stage caches do not: a cached plan costs one dict lookup per
+stage and batch.
+
 ``benchmarks/transforms.py`` measures what this buys: the five-SMT chain against the
 same pipeline without it.
 """

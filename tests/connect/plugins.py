@@ -229,6 +229,7 @@ class CountingSourceTask(SourceTask):
         self.batch = int(props.get("batch", "5"))
         self.headers = props.get("headers") == "true"
         self.interval = int(props.get("interval.ms", "0")) / 1000
+        self.bad_key_at = int(props.get("bad.key.at", "-1"))  # a key that does not fit its schema
         self.partition = {"source": self.name, "task": props.get("task.number", "0")}
         offset = self.context.offset_storage_reader().offset(self.partition)
         self.n = int(offset["n"]) if offset else 0
@@ -251,8 +252,8 @@ class CountingSourceTask(SourceTask):
                 self.topic,
                 value_schema=Schema.STRING_SCHEMA,
                 value=f"v-{self.n}",
-                key_schema=Schema.STRING_SCHEMA,
-                key=f"k-{self.n % 3}",
+                key_schema=Schema.INT32_SCHEMA if self.n == self.bad_key_at else Schema.STRING_SCHEMA,
+                key="not a number" if self.n == self.bad_key_at else f"k-{self.n % 3}",
             )
             if self.headers:
                 r.headers.add("n", self.n, Schema.INT32_SCHEMA).add("source", self.name, Schema.STRING_SCHEMA)

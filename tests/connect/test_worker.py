@@ -172,6 +172,36 @@ def test_headers_keys_and_json_converter(connect: EmbeddedConnect) -> None:
     assert msgs[0].headers() == [("n", b"1"), ("source", name.encode())]
 
 
+@pytest.mark.parametrize("tolerance", ["all", "none"])
+def test_a_key_that_does_not_convert_is_handled_alone(connect: EmbeddedConnect, tolerance: str) -> None:
+    # Keys of a poll are converted as a batch; the one key that does not fit its schema is
+    # converted again on its own, where the error handling skips it or fails the task.
+    name, topic = unique("badkey"), unique()
+    connect.create_connector(
+        name,
+        {
+            "connector.class": P + "CountingSourceConnector",
+            "topic": topic,
+            "count": "5",
+            "bad.key.at": "3",
+            "key.converter": JSON,
+            "key.converter.schemas.enable": "false",
+            "errors.tolerance": tolerance,
+        },
+    )
+    if tolerance == "none":
+        status = connect.wait_for_state(name, "RUNNING", 1, task_state="FAILED")
+        assert "Tolerance exceeded in error handler" in status["tasks"][0]["trace"]
+        return
+    msgs = connect.consume(topic, 4)
+    assert [(m.key(), m.value()) for m in msgs] == [
+        (b'"k-1"', b"v-1"),
+        (b'"k-2"', b"v-2"),
+        (b'"k-1"', b"v-4"),
+        (b'"k-2"', b"v-5"),
+    ]
+
+
 def test_failing_source_task_goes_failed_with_its_trace(connect: EmbeddedConnect) -> None:
     bad, good, topic = unique("bad"), unique("good"), unique()
     connect.create_connector(
