@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
+from operator import attrgetter
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -112,6 +113,7 @@ class WorkerSourceTask(WorkerTask):
         self._out: ChainOutput[SourceRecord] | None = None  # the chain's columns of _to_send
         self._values: list[Any] = []  # each row's value as converted, or _UNCONVERTED
         self._keys: list[Any] = []  # each row's key as converted, or _UNCONVERTED
+        self._values_complete = False  # whether no row of _values is _UNCONVERTED
         self._row = 0  # the next row of _out to send
         self._last_commit = time.monotonic()
 
@@ -193,8 +195,10 @@ class WorkerSourceTask(WorkerTask):
         columns = out.columns
         topics = columns.topic
         runs = spans(topics) if topics else []
-        keys = _convert_runs(self.key_converter, topics, runs, columns.key_schema, columns.key, True)
-        values = _convert_runs(self.value_converter, topics, runs, columns.value_schema, columns.value, False)
+        keys, _ = _convert_runs(self.key_converter, topics, runs, columns.key_schema, columns.key, True)
+        values, self._values_complete = _convert_runs(
+            self.value_converter, topics, runs, columns.value_schema, columns.value, False
+        )
         return keys, values
 
     def _send_all(self) -> None:
@@ -208,6 +212,8 @@ class WorkerSourceTask(WorkerTask):
         """
         producer = self.producer
         assert producer is not None and self._out is not None
+        if self._next == 0 and self._send_plain():
+            return
         produce = producer.produce
         records = self._to_send
         columns, origin = self._out.columns, self._out.origin
@@ -348,6 +354,70 @@ class WorkerSourceTask(WorkerTask):
             # Kafka's source-record-write: records handed to the producer.
             self.metrics.records_out += sent
 
+    def _send_plain(self) -> bool:
+        """The whole poll in one tight loop, when nothing about it needs the general one:
+        at-least-once acks, no record dropped, one topic, one source partition, values
+        converted, null keys of one schema, no headers, partitions or timestamps. False
+        (nothing sent) otherwise. A file or a table read into one topic is this case;
+        ``benchmarks/file_pipeline.py`` pays for it (the general loop's checks cost about
+        as much per record as ``produce`` itself)."""
+        delivery, out, records = self.delivery, self._out, self._to_send
+        assert out is not None and self.producer is not None
+        n = len(records)
+        columns = out.columns
+        topics, key_schemas = columns.topic, columns.key_schema
+        if not (
+            n
+            and isinstance(delivery, BulkAcks)
+            and len(out.origin) == n
+            and self._values_complete
+            and type(topics) is list
+            and topics.count(topics[0]) == n
+            and key_schemas.count(key_schemas[0]) == n
+            and _all_none(columns.key, n)
+            and _all_none(columns.headers, n)
+            and _all_none(columns.kafka_partition, n)
+            and _all_none(columns.timestamp, n)
+        ):
+            return False
+        parts = list(map(_SOURCE_PARTITION, records))
+        if parts.count(parts[0]) != n:
+            return False
+        offsets = list(map(_SOURCE_OFFSET, records))
+        if parts[0] is not None and None in offsets:
+            return False  # the general loop notes the newest offset that is there
+        topic = topics[0]
+        try:
+            key = self.key_converter.from_connect_data(topic, key_schemas[0], None)
+        except Exception:
+            return False  # the general loop converts it again, through the error handling
+        if topic not in self._known_topics:
+            self._ensure_topic(topic)
+        producer, values, stopping = self.producer, self._values, self._stopping
+        produce = producer.produce
+        k = 0
+        try:
+            while k < n:
+                first = k
+                try:
+                    for k in range(first, n):  # on a full queue, k is the record to retry
+                        produce(topic, values[k], key)
+                    k = n
+                except BufferError:
+                    # The producer's queue is full: serve callbacks and try this record again.
+                    producer.poll(0.05)
+                    self._raise_producer_error()
+                    if stopping.is_set():
+                        return True
+                except KafkaException as exc:
+                    raise ConnectException(f"failed to send a record to topic {topic}: {exc}") from exc
+        finally:
+            self._next = self._row = k
+            if k:
+                self._flush_run(parts[0], offsets[k - 1])
+            self.metrics.records_out += k
+        return True
+
     def _flush_run(self, partition: Mapping[str, Any] | None, offset: Mapping[str, Any] | None) -> None:
         if partition is not None and offset is not None:
             assert isinstance(self.delivery, BulkAcks)
@@ -462,6 +532,14 @@ class WorkerSourceTask(WorkerTask):
 _UNCONVERTED: Any = object()  # a row whose key or value its batch conversion did not give
 
 
+_SOURCE_PARTITION = attrgetter("source_partition")
+_SOURCE_OFFSET = attrgetter("source_offset")
+
+
+def _all_none(column: Sequence[Any], n: int) -> bool:
+    return type(column) is list and column.count(None) == n
+
+
 def _convert_runs(
     converter: Converter,
     topics: Sequence[str],
@@ -469,15 +547,17 @@ def _convert_runs(
     schemas: Sequence[Schema | None],
     data: Sequence[Any],
     skip_nulls: bool,
-) -> list[Any]:
+) -> tuple[list[Any], bool]:
     """``data`` converted a run of one topic at a time; a run that fails (or, with
-    ``skip_nulls``, holds only nulls) is all ``_UNCONVERTED``."""
+    ``skip_nulls``, holds only nulls) is all ``_UNCONVERTED``; and whether none is."""
     converted: list[Any] = []
+    complete = True
     batch = converter.from_connect_batch
     for start, end in runs:
         part = data[start:end]
         if skip_nulls and type(part) is list and part.count(None) == end - start:
             converted += [_UNCONVERTED] * (end - start)
+            complete = False
             continue
         try:
             got = batch(topics[start], schemas[start:end], part)
@@ -485,8 +565,9 @@ def _convert_runs(
                 raise ConnectException("from_connect_batch returned a different number of values than given")
         except Exception:
             got = [_UNCONVERTED] * (end - start)
+            complete = False
         converted += got
-    return converted
+    return converted, complete
 
 
 def _source_context(record: SourceRecord) -> dict[str, Any]:

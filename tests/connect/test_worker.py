@@ -76,6 +76,35 @@ def test_file_source_to_topic_to_file_sink(connect: EmbeddedConnect, tmp_path: P
     connect.wait_for(lambda: out.read_text().splitlines()[-1:] == ["late line"], 15, "the appended line")
 
 
+def test_a_full_producer_queue_loses_and_repeats_no_line(connect: EmbeddedConnect, tmp_path: Path) -> None:
+    # The file source's polls take the runner's one-loop path; a queue of 50 messages fills
+    # again and again within a poll of 1,000 lines, and each time the loop serves the
+    # producer and resumes at the record it could not hand over.
+    src, topic, name = tmp_path / "in.txt", unique(), unique("fullq")
+    lines = [f"line {i}" for i in range(3000)]
+    src.write_text("\n".join(lines) + "\n")
+    connect.create_connector(
+        name,
+        {
+            "connector.class": "FileStreamSource",
+            "file": str(src),
+            "topic": topic,
+            "batch.size": "1000",
+            "producer.override.queue.buffering.max.messages": "50",
+            "producer.override.linger.ms": "20",
+        },
+    )
+    assert values(connect.consume(topic, 3000)) == lines
+    connect.wait_for(
+        lambda: (
+            connect.request("GET", f"/connectors/{name}/offsets").json()["offsets"]
+            == [{"partition": {"filename": str(src)}, "offset": {"position": src.stat().st_size}}]
+        ),
+        15,
+        "the end of the file committed",
+    )
+
+
 def test_source_offsets_are_committed_and_resumed(connect: EmbeddedConnect) -> None:
     name, topic = unique("count"), unique()
     connect.create_connector(
