@@ -30,11 +30,20 @@ it cannot handle::
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from operator import attrgetter
 from typing import Any, Generic, TypeVar, overload
 
 from connect.api.data import Schema, Struct
 from connect.api.headers import Header, Headers
 from connect.api.records import ConnectRecord
+
+_TOPIC = attrgetter("topic")
+_KAFKA_PARTITION = attrgetter("kafka_partition")
+_KEY_SCHEMA = attrgetter("key_schema")
+_KEY = attrgetter("key")
+_VALUE_SCHEMA = attrgetter("value_schema")
+_VALUE = attrgetter("value")
+_TIMESTAMP = attrgetter("timestamp")
 
 R = TypeVar("R", bound=ConnectRecord)
 
@@ -71,13 +80,15 @@ class RecordColumns(Generic[R]):
 
     def __init__(self, records: Sequence[R]) -> None:
         rs = self.records = list(records)
-        self.topic = [r.topic for r in rs]
-        self.kafka_partition = [r.kafka_partition for r in rs]
-        self.key_schema = [r.key_schema for r in rs]
-        self.key = [r.key for r in rs]
-        self.value_schema = [r.value_schema for r in rs]
-        self.value = [r.value for r in rs]
-        self.timestamp = [r.timestamp for r in rs]
+        # map(attrgetter) walks the records in C: half the time of a comprehension a
+        # column, paid by every poll (benchmarks/file_pipeline.py).
+        self.topic = list(map(_TOPIC, rs))
+        self.kafka_partition = list(map(_KAFKA_PARTITION, rs))
+        self.key_schema = list(map(_KEY_SCHEMA, rs))
+        self.key = list(map(_KEY, rs))
+        self.value_schema = list(map(_VALUE_SCHEMA, rs))
+        self.value = list(map(_VALUE, rs))
+        self.timestamp = list(map(_TIMESTAMP, rs))
         self.headers = [r.headers if r.has_headers else None for r in rs]
         self.dropped = []
 
