@@ -6,7 +6,9 @@ This package imports nothing from the runtime; plugins import only from here.
   ``SinkTask`` and their contexts (``connect.api.connector``, ``connect.api.task``).
 - Records: ``SourceRecord``, ``SinkRecord``, ``Headers``, ``TopicPartition``; and
   ``SinkRecordBatch``, what ``SinkTask.put`` receives: records made when first read, and
-  their values as consumed through ``value_runs`` (``connect.api.sink_batch``).
+  their values as consumed through ``value_runs`` (``connect.api.sink_batch``); and
+  ``SourceRecordBatch``, what ``SourceTask.poll`` may return for records of one topic
+  and source partition: columns, records made only if read (``connect.api.source_batch``).
 - Data: ``Schema``, ``SchemaBuilder``, ``Struct``, ``Type`` and the logical types
   ``Decimal``, ``Date``, ``Time``, ``Timestamp`` (``connect.api.data``).
 - Settings: ``ConnectorConfig`` and pydantic's ``Field`` (``connect.api.config``).
@@ -72,6 +74,7 @@ from connect.api.plugin_metrics import PluginMetrics
 from connect.api.record_columns import RecordColumns, StructColumn
 from connect.api.records import ConnectRecord, SinkRecord, SourceRecord, TimestampType, TopicPartition
 from connect.api.sink_batch import RawForm, SinkRecordBatch, ValueRun
+from connect.api.source_batch import SourceRecordBatch
 from connect.api.task import (
     ErrantRecordReporter,
     OffsetStorageReader,
@@ -131,6 +134,7 @@ __all__ = [
     "SourceConnector",
     "SourceConnectorContext",
     "SourceRecord",
+    "SourceRecordBatch",
     "SourceTask",
     "SourceTaskContext",
     "Struct",

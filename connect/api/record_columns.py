@@ -36,6 +36,7 @@ from typing import Any, Generic, TypeVar, overload
 from connect.api.data import Schema, Struct
 from connect.api.headers import Header, Headers
 from connect.api.records import ConnectRecord
+from connect.api.source_batch import SourceRecordBatch
 
 _TOPIC = attrgetter("topic")
 _KAFKA_PARTITION = attrgetter("kafka_partition")
@@ -46,6 +47,12 @@ _VALUE = attrgetter("value")
 _TIMESTAMP = attrgetter("timestamp")
 
 R = TypeVar("R", bound=ConnectRecord)
+
+
+def _column(values: Sequence[Any]) -> Sequence[Any]:
+    # A StructColumn stays one; anything else becomes a list of its own (stages change
+    # columns in place, and the task's sequence is the task's).
+    return values if isinstance(values, StructColumn) else list(values)
 
 
 class RecordColumns(Generic[R]):
@@ -67,7 +74,7 @@ class RecordColumns(Generic[R]):
         "value_schema",
     )
 
-    records: list[R]
+    records: Sequence[R]  # a list, or the SourceRecordBatch the task returned
     topic: list[str]
     kafka_partition: list[int | None]
     key_schema: list[Any]
@@ -79,6 +86,9 @@ class RecordColumns(Generic[R]):
     dropped: list[int]
 
     def __init__(self, records: Sequence[R]) -> None:
+        if isinstance(records, SourceRecordBatch):
+            self._of_batch(records)
+            return
         rs = self.records = list(records)
         # map(attrgetter) walks the records in C: half the time of a comprehension a
         # column, paid by every poll (benchmarks/file_pipeline.py).
@@ -90,6 +100,20 @@ class RecordColumns(Generic[R]):
         self.value = list(map(_VALUE, rs))
         self.timestamp = list(map(_TIMESTAMP, rs))
         self.headers = [r.headers if r.has_headers else None for r in rs]
+        self.dropped = []
+
+    def _of_batch(self, batch: SourceRecordBatch) -> None:
+        # The task gave columns: taken as they are, no record made or read.
+        n = len(batch)
+        self.records = batch  # type: ignore[assignment]  # R is SourceRecord here
+        self.topic = [batch.topic] * n
+        self.kafka_partition = [batch.kafka_partition] * n
+        self.key_schema = [batch.key_schema] * n
+        self.key = [None] * n if batch.keys is None else _column(batch.keys)
+        self.value_schema = [batch.value_schema] * n
+        self.value = _column(batch.values)
+        self.timestamp = [batch.timestamp] * n
+        self.headers = [None] * n
         self.dropped = []
 
     def __len__(self) -> int:
@@ -111,7 +135,10 @@ class RecordColumns(Generic[R]):
 
     def set_record(self, i: int, record: R) -> None:
         """Row ``i`` becomes ``record`` (what a record-by-record stage returned)."""
-        self.records[i] = record
+        records = self.records
+        if type(records) is not list:
+            self.records = records = list(records)
+        records[i] = record
         self.topic[i] = record.topic
         self.kafka_partition[i] = record.kafka_partition
         self.key_schema[i] = record.key_schema

@@ -34,7 +34,7 @@ A complete source task::
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
@@ -159,9 +159,11 @@ class SourceTask(Task):
         self.context = context
 
     @abstractmethod
-    def poll(self) -> list[SourceRecord] | None:
-        """Records to write, or None/[] when there is nothing right now. May block, but
-        should return within a second or so, so the task can be paused or stopped."""
+    def poll(self) -> Sequence[SourceRecord] | None:
+        """Records to write, or None/[] when there is nothing right now: a list, or a
+        ``SourceRecordBatch`` (records of one topic and source partition as columns, made
+        only if read; the faster way for many records alike). May block, but should return
+        within a second or so, so the task can be paused or stopped."""
 
     def commit(self) -> None:
         """Offsets up to what has been acknowledged were just committed (optional hook)."""

@@ -26,6 +26,7 @@ from connect.api.headers import Headers
 from connect.api.plugin_metrics import NoPluginMetrics, PluginMetrics
 from connect.api.record_columns import RecordColumns
 from connect.api.records import SourceRecord
+from connect.api.source_batch import SourceRecordBatch
 from connect.api.task import SourceTask, SourceTaskContext
 from connect.runtime.errors import TOLERATED, RetryWithToleranceOperator, Stage
 from connect.runtime.sink_conversion import spans
@@ -108,7 +109,7 @@ class WorkerSourceTask(WorkerTask):
         self._producer_error: BaseException | None = None
         self._known_topics: set[str] = set()
         self._used_topics: set[str] = set()
-        self._to_send: list[SourceRecord] = []
+        self._to_send: Sequence[SourceRecord] = []
         self._next = 0  # the next polled record to send (or to count as dropped)
         self._out: ChainOutput[SourceRecord] | None = None  # the chain's columns of _to_send
         self._values: list[Any] = []  # each row's value as converted, or _UNCONVERTED
@@ -163,7 +164,7 @@ class WorkerSourceTask(WorkerTask):
             self._raise_producer_error()
             self.maybe_commit()
 
-    def _poll(self) -> list[SourceRecord]:
+    def _poll(self) -> Sequence[SourceRecord]:
         started = time.perf_counter()
         try:
             records = self.task.poll()
@@ -175,9 +176,11 @@ class WorkerSourceTask(WorkerTask):
             return []
         self.metrics.records_in += len(records)
         self.metrics.batch(len(records), (time.perf_counter() - started) * 1000)
-        return records if isinstance(records, list) else list(records)
+        # A SourceRecordBatch stays columns (records made only if read); other sequences
+        # become a list.
+        return records if isinstance(records, list | SourceRecordBatch) else list(records)
 
-    def _transform(self, records: list[SourceRecord]) -> ChainOutput[SourceRecord]:
+    def _transform(self, records: Sequence[SourceRecord]) -> ChainOutput[SourceRecord]:
         """The poll through the chain, as columns; without transformations, the records'
         own fields as columns (no copies either way)."""
         if self.chain.stages:
@@ -380,11 +383,15 @@ class WorkerSourceTask(WorkerTask):
             and _all_none(columns.timestamp, n)
         ):
             return False
-        parts = list(map(_SOURCE_PARTITION, records))
-        if parts.count(parts[0]) != n:
-            return False
-        offsets = list(map(_SOURCE_OFFSET, records))
-        if parts[0] is not None and None in offsets:
+        offsets: Sequence[Mapping[str, Any] | None]
+        if isinstance(records, SourceRecordBatch):
+            partition, offsets = records.source_partition, records.source_offsets
+        else:
+            parts = list(map(_SOURCE_PARTITION, records))
+            if parts.count(parts[0]) != n:
+                return False
+            partition, offsets = parts[0], list(map(_SOURCE_OFFSET, records))
+        if partition is not None and None in offsets:
             return False  # the general loop notes the newest offset that is there
         topic = topics[0]
         try:
@@ -414,7 +421,7 @@ class WorkerSourceTask(WorkerTask):
         finally:
             self._next = self._row = k
             if k:
-                self._flush_run(parts[0], offsets[k - 1])
+                self._flush_run(partition, offsets[k - 1])
             self.metrics.records_out += k
         return True
 

@@ -14,6 +14,7 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Sequence
 from itertools import accumulate
 from typing import Any, BinaryIO
 
@@ -25,6 +26,7 @@ from connect.api import (
     Schema,
     SourceConnector,
     SourceRecord,
+    SourceRecordBatch,
     SourceTask,
     Task,
     importance,
@@ -194,7 +196,7 @@ class FileStreamSourceTask(SourceTask):
         self.next_line = 0
         return True
 
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> Sequence[SourceRecord] | None:
         if self._stopping:
             return None
         if not self._open():
@@ -219,22 +221,15 @@ class FileStreamSourceTask(SourceTask):
         if b"\r" not in b"".join(lines):  # one C-speed scan of the batch, not one test per line
             # The common case in one comprehension: byte positions by running sum.
             ends = list(accumulate((len(raw) + 1 for raw in lines), initial=pos))[1:]
-            records = [
-                SourceRecord(
-                    partition,
-                    {POSITION_FIELD: end},
-                    topic,
-                    None,
-                    None,
-                    None,
-                    schema,
-                    raw.decode("utf-8", "replace"),
-                    None,
-                )
-                for raw, end in zip(lines, ends, strict=True)
-            ]
             self.position = ends[-1]
-            return records
+            # Columns, not a record a line: the worker makes records only if it needs them.
+            return SourceRecordBatch(
+                partition,
+                [{POSITION_FIELD: end} for end in ends],
+                topic,
+                schema,
+                [raw.decode("utf-8", "replace") for raw in lines],
+            )
         records = []
         for raw in lines:
             # A lone \r ends a line too (Kafka's extractLine); \r\n is one line end.
