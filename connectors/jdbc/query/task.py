@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Sequence
 
 from sqlalchemy import exc as sa_exc
 
@@ -137,7 +138,7 @@ class JdbcSourceTask(SourceTask):
             return None
         return min(self.queriers, key=lambda q: (q.next_due, q.last_run))
 
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> Sequence[SourceRecord] | None:
         deadline = time.monotonic() + _MAX_POLL_WAIT_S
         with self._lock:
             try:
@@ -159,7 +160,7 @@ class JdbcSourceTask(SourceTask):
                 if self._stopping.is_set():
                     self._release()
 
-    def _read(self, querier: TableQuerier) -> list[SourceRecord]:
+    def _read(self, querier: TableQuerier) -> Sequence[SourceRecord]:
         database = self.database
         self._runs += 1
         try:
