@@ -234,6 +234,12 @@ class WorkerSourceTask(WorkerTask):
         known = self._known_topics
         stopping = self._stopping
         i, j = self._next, self._row
+        # A record is read from ``records`` only where it is needed (reporting, per-record
+        # acks): a SourceRecordBatch makes it then, and gives offsets as a column.
+        batch_partition: Mapping[str, Any] | None = None
+        batch_offsets: Sequence[Mapping[str, Any] | None] | None = None
+        if isinstance(records, SourceRecordBatch):
+            batch_partition, batch_offsets = records.source_partition, records.source_offsets
         sent = 0
         n, rows = len(records), len(origin)
         # The newest sent offset of the partition being sent right now; noted whenever the
@@ -245,12 +251,11 @@ class WorkerSourceTask(WorkerTask):
         null_key: Any = None
         try:
             while i < n:
-                record = records[i]
                 if j >= rows or origin[j] != i:
                     # Dropped by a transformation (or skipped by error tolerance in the chain).
                     self._flush_run(cur_partition, cur_offset)
                     cur_partition = cur_offset = None
-                    delivery.dropped(record)
+                    delivery.dropped(records[i])
                     i += 1
                     continue
                 topic = topics[j]
@@ -272,7 +277,7 @@ class WorkerSourceTask(WorkerTask):
                             self.key_converter,
                             partial(key_from, topic, key_schema, key_in),
                             exc,
-                            record,
+                            records[i],
                         )
                 value = converted[j]
                 if value is _UNCONVERTED:
@@ -284,7 +289,7 @@ class WorkerSourceTask(WorkerTask):
                             self.value_converter,
                             partial(value_from, topic, value_schemas[j], values[j]),
                             exc,
-                            record,
+                            records[i],
                         )
                 row_headers = headers_of[j]
                 if row_headers is not None:  # not truthiness: that is a Python call per record
@@ -299,13 +304,13 @@ class WorkerSourceTask(WorkerTask):
                                 self.header_converter,
                                 partial(self._headers, topic, row_headers),
                                 exc,
-                                record,
+                                records[i],
                             )
                 if key is TOLERATED or value is TOLERATED or headers is TOLERATED:
                     self.metrics.records_skipped += 1
                     self._flush_run(cur_partition, cur_offset)
                     cur_partition = cur_offset = None
-                    delivery.dropped(record)
+                    delivery.dropped(records[i])
                     i += 1
                     j += 1
                     continue
@@ -326,7 +331,7 @@ class WorkerSourceTask(WorkerTask):
                             value,
                             key,
                             partition=-1 if partition is None else partition,
-                            on_delivery=delivery.on_delivery(record),
+                            on_delivery=delivery.on_delivery(records[i]),
                             timestamp=timestamp or 0,
                             headers=headers or None,
                         )
@@ -343,9 +348,13 @@ class WorkerSourceTask(WorkerTask):
                 j += 1
                 sent += 1
                 if bulk is None:
-                    delivery.sent(record)
+                    delivery.sent(records[i - 1])
                 else:
-                    sp, so = record.source_partition, record.source_offset
+                    if batch_offsets is None:
+                        record = records[i - 1]
+                        sp, so = record.source_partition, record.source_offset
+                    else:  # a SourceRecordBatch: its columns, no record made
+                        sp, so = batch_partition, batch_offsets[i - 1]
                     if sp is not None and so is not None:
                         if sp is not cur_partition:
                             self._flush_run(cur_partition, cur_offset)
