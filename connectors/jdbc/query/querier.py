@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection, CursorResult
 
-from connect.api import ConnectException, SourceRecord, SourceRecordBatch, StructColumn
+from connect.api import ConnectException, SourceRecord, SourceRecordBatch
 from connectors.jdbc.query.config import JdbcSourceConfig
 from connectors.jdbc.query.criteria import (
     INCREMENTING_FIELD,
@@ -172,7 +172,7 @@ class TableQuerier:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def read(self, connection: Connection, run: int) -> list[SourceRecord] | SourceRecordBatch:
+    def read(self, connection: Connection, run: int) -> Sequence[SourceRecord]:
         """One query's worth of records (or the next part of a streamed result); schedules
         the next read: at once while there is more to read, else after ``poll.interval.ms``."""
         self.last_run = run
@@ -238,7 +238,7 @@ class TableQuerier:
         self._held = []
         self._run_end = run_end
 
-    def _continue_stream(self) -> list[SourceRecord] | SourceRecordBatch:
+    def _continue_stream(self) -> Sequence[SourceRecord]:
         assert self._stream is not None and self.mapper is not None
         # One row of look-ahead tells whether this part is the last.
         rows = self._held + list(self._stream.fetchmany(self.batch + 1 - len(self._held)))
@@ -263,53 +263,22 @@ class TableQuerier:
 
     def _records(
         self, values: Sequence[list[Any]], offsets: Sequence[dict[str, int] | None]
-    ) -> list[SourceRecord] | SourceRecordBatch:
-        """The records of converted rows, each with its offset (as stored, or None): as
-        columns, the rows' structs held column-wise, when every value fits its field (the
-        worker then writes whole columns: benchmarks/jdbc_source.py); else a record a row,
-        where a value that does not fit is refused naming its column."""
+    ) -> SourceRecordBatch:
+        """The records of converted rows, each with its offset (as stored, or None), as
+        columns: no SourceRecord made per row (benchmarks/jdbc_source.py). A value that
+        does not fit its field is refused naming its column."""
         assert self.mapper is not None
         mapper = self.mapper
-        partition, topic = self.partition, self.topic
-        key_schema, value_schema = mapper.key_schema, mapper.value_schema
-        if values:
-            columns = [list(c) for c in zip(*values, strict=True)]
-            fields = value_schema.fields
-            if len(columns) == len(fields) and all(
-                f.schema.fits_all(c) for f, c in zip(fields, columns, strict=True)
-            ):
-                keys = None
-                if key_schema is not None:
-                    key_columns: list[Sequence[Any]] = [columns[i] for i in mapper.key_positions]
-                    if not all(
-                        f.schema.fits_all(c) for f, c in zip(key_schema.fields, key_columns, strict=True)
-                    ):
-                        return self._record_list(values, offsets)
-                    keys = StructColumn(key_schema, key_columns)
-                return SourceRecordBatch(
-                    partition,
-                    offsets,
-                    topic,
-                    value_schema,
-                    StructColumn(value_schema, list(columns)),
-                    key_schema=key_schema,
-                    keys=keys,
-                )
-        return self._record_list(values, offsets)
-
-    def _record_list(
-        self, values: Sequence[list[Any]], offsets: Sequence[dict[str, int] | None]
-    ) -> list[SourceRecord]:
-        assert self.mapper is not None
-        mapper = self.mapper
-        structs, partition, topic = mapper.structs, self.partition, self.topic
-        key_schema, value_schema = mapper.key_schema, mapper.value_schema
-        out: list[SourceRecord] = []
-        append = out.append
-        for converted, offset in zip(values, offsets, strict=True):
-            key, value = structs(converted)
-            append(SourceRecord(partition, offset, topic, None, key_schema, key, value_schema, value))
-        return out
+        pairs = list(map(mapper.structs, values))
+        return SourceRecordBatch(
+            self.partition,
+            offsets,
+            self.topic,
+            mapper.value_schema,
+            [value for _, value in pairs],
+            key_schema=mapper.key_schema,
+            keys=None if mapper.key_schema is None else [key for key, _ in pairs],
+        )
 
     def _initial_timestamp(self, now: dt.datetime) -> dt.datetime | None:
         """``timestamp.initial`` as an instant (fixed at the first read when it is -1)."""
@@ -320,7 +289,7 @@ class TableQuerier:
             self._initial = now if initial == -1 else _EPOCH + dt.timedelta(milliseconds=initial)
         return self._initial
 
-    def _read_incremental(self, connection: Connection) -> list[SourceRecord] | SourceRecordBatch:
+    def _read_incremental(self, connection: Connection) -> Sequence[SourceRecord]:
         assert self.criteria is not None and self.offset_columns is not None
         criteria, columns = self.criteria, self.offset_columns
         dialect, zone = self.dialect, self.zone
@@ -390,9 +359,7 @@ class TableQuerier:
         self.offset = offsets[-1]
         return self._records(values, _maps(attached))
 
-    def _read_ids(
-        self, result: CursorResult[Any], columns: OffsetColumns
-    ) -> list[SourceRecord] | SourceRecordBatch:
+    def _read_ids(self, result: CursorResult[Any], columns: OffsetColumns) -> Sequence[SourceRecord]:
         """``incrementing`` mode's records: rows in id order, each carrying its own offset,
         ``{"incrementing": id}``, built directly (no Offset per row)."""
         assert self.mapper is not None
