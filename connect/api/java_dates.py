@@ -224,11 +224,13 @@ def _us_week_year(d: datetime.datetime) -> int:
     return (sunday + datetime.timedelta(days=6)).year
 
 
-def _sdf_printer(field: _Field) -> Printer:
-    c, n = field.letter, field.count
-    common = _common_printer(c, n)
-    if common is not None:
-        return common
+def _printer(field: _Field, own: Callable[[str, int], Printer]) -> Printer:
+    """A field's printer: as both libraries print it, else as the dialect's ``own`` does."""
+    common = _common_printer(field.letter, field.count)
+    return common if common is not None else own(field.letter, field.count)
+
+
+def _sdf_letter(c: str, n: int) -> Printer:
     if c == "Y":
         return _year(_us_week_year, n)
     if c == "L":
@@ -290,9 +292,8 @@ class JavaDateFormat:
                     raise ValueError(f"Illegal pattern character '{token.letter}'")
                 if token.letter == "X" and token.count > 3:
                     raise ValueError(f"invalid ISO 8601 format: length={token.count}")
-        self._print = _join(
-            [_literal(t) if isinstance(t, str) else _sdf_printer(t) for t in tokens] or [_literal("")]
-        )
+        printers = [_literal(t) if isinstance(t, str) else _printer(t, _sdf_letter) for t in tokens]
+        self._print = _join(printers or [_literal("")])
         letters = {t.letter for t in tokens if isinstance(t, _Field)}
         self._period = min((_PERIOD_MS.get(c, _MS_PER_DAY) for c in letters), default=_MS_PER_DAY)
         self._last: tuple[int, str] | None = None
@@ -474,11 +475,7 @@ def _joda_zone_offset(count: int) -> Printer:
     return lambda dt: offset_text(dt.utcoffset() or datetime.timedelta(0), colon=count == 2)
 
 
-def _joda_printer(field: _Field) -> Printer:
-    c, n = field.letter, field.count
-    common = _common_printer(c, n)
-    if common is not None:
-        return common
+def _joda_letter(c: str, n: int) -> Printer:
     if c == "Y":
         return _year(lambda dt: dt.year, n)  # year of era (not week year as in java.time): same for AD
     if c == "x":
@@ -524,7 +521,7 @@ class JodaFormat:
             if isinstance(token, str):
                 printers.append(_literal(token))
                 continue
-            printers.append(_joda_printer(token))
+            printers.append(_printer(token, _joda_letter))
             if _is_text_field(token) and not _is_english(locale):
                 raise LocaleNotSupported(
                     f"locale {locale!r} is not supported with the text field "

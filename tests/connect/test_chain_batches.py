@@ -94,6 +94,15 @@ values = st.one_of(
 )
 
 
+# (stage, predicate or None, negate) of each stage of a chain.
+CHAINS = st.lists(
+    st.tuples(
+        st.integers(0, len(STAGES) - 1), st.none() | st.integers(0, len(PREDICATES) - 1), st.booleans()
+    ),
+    max_size=6,
+)
+
+
 @st.composite
 def records(draw: st.DrawFn) -> SourceRecord:
     schema, value = draw(values)
@@ -154,12 +163,7 @@ def _fields(r: Any) -> tuple[Any, ...]:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.lists(
-        st.tuples(
-            st.integers(0, len(STAGES) - 1), st.none() | st.integers(0, len(PREDICATES) - 1), st.booleans()
-        ),
-        max_size=6,
-    ),
+    CHAINS,
     st.lists(records(), max_size=12),
 )
 def test_a_chain_over_a_batch_equals_the_chain_record_by_record(
@@ -170,12 +174,7 @@ def test_a_chain_over_a_batch_equals_the_chain_record_by_record(
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.lists(
-        st.tuples(
-            st.integers(0, len(STAGES) - 1), st.none() | st.integers(0, len(PREDICATES) - 1), st.booleans()
-        ),
-        max_size=6,
-    ),
+    CHAINS,
     uniform_batches(),
 )
 def test_a_chain_over_a_batch_of_one_schema_equals_the_chain_record_by_record(
@@ -220,12 +219,7 @@ def source_record_batches(draw: st.DrawFn) -> SourceRecordBatch:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.lists(
-        st.tuples(
-            st.integers(0, len(STAGES) - 1), st.none() | st.integers(0, len(PREDICATES) - 1), st.booleans()
-        ),
-        max_size=6,
-    ),
+    CHAINS,
     source_record_batches(),
 )
 def test_a_chain_over_a_source_record_batch_equals_the_chain_record_by_record(
