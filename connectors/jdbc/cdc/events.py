@@ -156,7 +156,7 @@ class EventBuilder:
 
     def source(self, table: TableModel, position: SourcePosition) -> Struct:
         ts_us = position.ts_us
-        return Struct._from_values(
+        return Struct.unchecked(
             SOURCE_SCHEMA,
             [
                 self.version,
@@ -185,7 +185,7 @@ class EventBuilder:
         position: SourcePosition,
     ) -> Struct:
         now_us = self.clock_us()
-        return Struct._from_values(
+        return Struct.unchecked(
             table.envelope_schema,
             [before, after, self.source(table, position), None, op, now_us // 1000, now_us, now_us * 1000],
         )
@@ -238,7 +238,7 @@ class EventBuilder:
             topic,
             None,
             HEARTBEAT_KEY_SCHEMA,
-            Struct._from_values(HEARTBEAT_KEY_SCHEMA, [self.server]),
+            Struct.unchecked(HEARTBEAT_KEY_SCHEMA, [self.server]),
             HEARTBEAT_VALUE_SCHEMA,
-            Struct._from_values(HEARTBEAT_VALUE_SCHEMA, [self.clock_us() // 1000]),
+            Struct.unchecked(HEARTBEAT_VALUE_SCHEMA, [self.clock_us() // 1000]),
         )
