@@ -51,7 +51,9 @@ def test_kill_9_mid_stream_loses_no_line(tmp_path: Path) -> None:
     n = 200_000
     source.write_text("".join(f"line-{i:06d}\n" for i in range(n)))
     files = [
-        worker_props(tmp_path, broker.bootstrap, rest),
+        # The killed worker's sink consumer holds the partition until its session times out:
+        # librdkafka's 45 s default would make each restart wait that long.
+        worker_props(tmp_path, broker.bootstrap, rest, **{"consumer.session.timeout.ms": "6000"}),
         write_props(
             tmp_path / "source.properties",
             {
