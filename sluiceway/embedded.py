@@ -374,8 +374,16 @@ class EmbeddedConnectCluster(_ConnectClient):
             client.close()
 
     def stop(self) -> None:
-        for i in range(len(self.workers)):
-            self.stop_worker(i)
+        # All at once: stopped one by one, each but the last would first rebalance its work
+        # onto the others (seconds each) only for them to stop too.
+        live = [w for w in self.workers if w is not None]
+        if live:
+
+            async def stop_all() -> None:
+                await asyncio.gather(*(w.stop() for w in live))
+
+            self.call(stop_all())
+        self.workers = [None] * len(self.workers)
         for client in self._clients.values():
             client.close()
         if self._loop is not None and self._thread is not None:
