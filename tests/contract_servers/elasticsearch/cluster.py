@@ -6,6 +6,7 @@ import base64
 import fnmatch
 import os
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Final, cast
 
@@ -537,16 +538,7 @@ class _Cluster:
         else:
             doc.version, doc.seq_no, doc.source, doc.ignored = version, seq_no, source, parse.ignored
             result, status = "updated", 200
-        return {
-            "_index": index.name,
-            "_id": doc_id,
-            "_version": version,
-            "result": result,
-            "_shards": _SHARDS,
-            "_seq_no": seq_no,
-            "_primary_term": 1,
-            "status": status,
-        }
+        return _write_result(index, doc_id, version, result, seq_no, status)
 
     def _delete(self, index: _Index, op: _Op, now: float) -> dict[str, Any]:
         doc_id = cast(str, op.id)
@@ -560,18 +552,10 @@ class _Cluster:
         version = self._next_version(index, op, doc_id, current)
         seq_no = index.next_seq()
         index.tombstones[doc_id] = (version, seq_no, now)
-        if doc is not None:
-            del index.docs[doc_id]
-        return {
-            "_index": index.name,
-            "_id": doc_id,
-            "_version": version,
-            "result": "deleted" if doc is not None else "not_found",
-            "_shards": _SHARDS,
-            "_seq_no": seq_no,
-            "_primary_term": 1,
-            "status": 200 if doc is not None else 404,
-        }
+        if doc is None:
+            return _write_result(index, doc_id, version, "not_found", seq_no, 404)
+        del index.docs[doc_id]
+        return _write_result(index, doc_id, version, "deleted", seq_no, 200)
 
     def _update(self, index: _Index, op: _Op, now: float) -> dict[str, Any]:
         doc_id = cast(str, op.id)
@@ -605,32 +589,14 @@ class _Cluster:
         else:
             merged, changed = _merge_source(doc.source, partial or {})
             if not changed and _bool_param(body.get("detect_noop", True), "detect_noop"):
-                return {
-                    "_index": index.name,
-                    "_id": doc_id,
-                    "_version": doc.version,
-                    "result": "noop",
-                    "_shards": _NOOP_SHARDS,
-                    "_seq_no": doc.seq_no,
-                    "_primary_term": 1,
-                    "status": 200,
-                }
+                return _write_result(index, doc_id, doc.version, "noop", doc.seq_no, 200, shards=_NOOP_SHARDS)
             parse = self._parse_document(index, doc_id, merged, None)
             parse.commit()
             version = doc.version + 1
             seq_no = index.next_seq()
             doc.version, doc.seq_no, doc.source, doc.ignored = version, seq_no, merged, parse.ignored
             result, status = "updated", 200
-        return {
-            "_index": index.name,
-            "_id": doc_id,
-            "_version": version,
-            "result": result,
-            "_shards": _SHARDS,
-            "_seq_no": seq_no,
-            "_primary_term": 1,
-            "status": status,
-        }
+        return _write_result(index, doc_id, version, result, seq_no, status)
 
     # -- reads
 
@@ -737,6 +703,28 @@ class _Cluster:
 _NUMERIC_SORT_TYPES: Final = frozenset(
     set(_INT_RANGES) | set(_FLOAT_LIMITS) | {"date", "date_nanos", "boolean"}
 )
+
+
+def _write_result(
+    index: _Index,
+    doc_id: str,
+    version: int,
+    result: str,
+    seq_no: int,
+    status: int,
+    shards: Mapping[str, int] = _SHARDS,
+) -> dict[str, Any]:
+    """A write's answer, as Elasticsearch gives it for a bulk item or a single write."""
+    return {
+        "_index": index.name,
+        "_id": doc_id,
+        "_version": version,
+        "result": result,
+        "_shards": shards,
+        "_seq_no": seq_no,
+        "_primary_term": 1,
+        "status": status,
+    }
 
 
 def _sort_hits(

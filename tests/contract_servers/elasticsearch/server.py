@@ -296,27 +296,15 @@ class ElasticsearchContractServer(BackgroundServer):
             if match:
                 versions[name] = match.group(1)
                 if match.group(1) not in ("7", "8"):
-                    raise EsError(
-                        400,
-                        "media_type_header_exception",
-                        "Invalid media-type value on headers [Content-Type, Accept]",
-                        caused_by={
-                            "type": "status_exception",
-                            "reason": f"{name} version must be either version 8 or 7, but found "
-                            f"{match.group(1)}. {name}={value}",
-                        },
+                    raise _media_type_error(
+                        f"{name} version must be either version 8 or 7, but found "
+                        f"{match.group(1)}. {name}={value}"
                     )
         if body and "Content-Type" in versions and "Accept" in versions and len(set(versions.values())) > 1:
-            raise EsError(
-                400,
-                "media_type_header_exception",
-                "Invalid media-type value on headers [Content-Type, Accept]",
-                caused_by={
-                    "type": "status_exception",
-                    "reason": "A compatible version is required on both Content-Type and Accept headers if "
-                    "either one has requested a compatible version and the compatible versions must match. "
-                    f"Accept={accept}, Content-Type={content_type}",
-                },
+            raise _media_type_error(
+                "A compatible version is required on both Content-Type and Accept headers if "
+                "either one has requested a compatible version and the compatible versions must match. "
+                f"Accept={accept}, Content-Type={content_type}"
             )
         if body:
             if not content_type:
@@ -772,3 +760,13 @@ class ElasticsearchContractServer(BackgroundServer):
         if stream is not None and op.action == "create":
             return stream.write_index.name
         return name
+
+
+def _media_type_error(reason: str) -> EsError:
+    """Elasticsearch's refusal of a compatible-with media type it cannot honour."""
+    return EsError(
+        400,
+        "media_type_header_exception",
+        "Invalid media-type value on headers [Content-Type, Accept]",
+        caused_by={"type": "status_exception", "reason": reason},
+    )
