@@ -28,7 +28,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import msgspec
 import orjson
@@ -121,6 +121,24 @@ def _jackson_escapes(out: bytes) -> bytes:
     if b"\\u00" not in out:
         return out
     return _LOWER_HEX_ESCAPE.sub(lambda m: m.group(1) + b"\\u00" + m.group(2).upper(), out)
+
+
+def _jackson_escapes_all(out: list[bytes]) -> list[bytes | None]:
+    """``_jackson_escapes`` over a batch, searched once over the joined documents: a search
+    per document cost as much as writing it (``benchmarks/file_pipeline.py``)."""
+    if b"\\u00" not in b"".join(out):
+        return cast("list[bytes | None]", out)  # a list of documents, as it is
+    return [_jackson_escapes(o) if b"\\u00" in o else o for o in out]
+
+
+def _one_value(column: Sequence[Any]) -> bool:
+    """Whether every row of a field's column holds a value JSON writes alike, so it is written
+    once (InsertField's topic and static fields; ``benchmarks/transforms.py``): equal
+    strings, or else one object (not mere equality: True == 1 == 1.0, and -0.0 == 0.0)."""
+    first = column[0]
+    if type(first) is str:  # one C-level pass; a str subclass is written as its text
+        return column.count(first) == len(column)
+    return first is column[-1] and len(set(map(id, column))) == 1
 
 
 def _b64(v: bytes | bytearray | memoryview) -> str:
@@ -224,7 +242,7 @@ class JsonConverter(Converter, HeaderConverter):
                 out = [dumps({"schema": schema_json, "payload": v}) for v in values]
             else:
                 out = list(map(dumps, values))
-            return [_jackson_escapes(o) if b"\\u00" in o else o for o in out]
+            return _jackson_escapes_all(out)
         if first is not None and schemas.count(first) == len(schemas):
             # One schema for the run (a table's rows, a CDC topic's change events): its writer
             # looked up once, then a writer and a dumps call per value; what does not convert
@@ -239,7 +257,7 @@ class JsonConverter(Converter, HeaderConverter):
                     out = [dumps(writer(v)) for v in values]
             except JsonProblem as e:
                 raise DataException(f"Converting Kafka Connect data to JSON failed: {e.message()}") from None
-            return [_jackson_escapes(o) if b"\\u00" in o else o for o in out]
+            return _jackson_escapes_all(out)
         return super().from_connect_batch(topic, schemas, values)
 
     def _struct_column(self, structs: StructColumn) -> list[bytes | None]:
@@ -248,26 +266,37 @@ class JsonConverter(Converter, HeaderConverter):
         integers in range), then one object per row. ``benchmarks/transforms.py`` pays
         for this: a struct per row and a writer call per field cost more than the chain."""
         names = [f.name for f in structs.schema.fields]
-        columns: list[Sequence[Any]] = []
+        rows = len(structs)
+        columns: list[Sequence[Any]] = []  # the columns that vary, written
+        constants: list[bytes | None] = []  # per field: its JSON if the same in every row
         try:
             for f, column in zip(structs.schema.fields, structs.fields, strict=True):
-                fs = f.schema
-                as_is = (
-                    fs.name is None
-                    and fs.type in _AS_IS_TYPES
-                    and (None not in column or (fs.optional and fs.default_value is None))
-                    and fs.fits_all(column)
-                )
-                columns.append(column if as_is else list(map(self._writer(fs), column)))
+                if rows > 1 and _one_value(column):
+                    constants.append(orjson.dumps(self._plain_column(f.schema, column[:1])[0]))
+                else:
+                    constants.append(None)
+                    columns.append(self._plain_column(f.schema, column))
+            row = row_writer(tuple(names), tuple(constants))
+            out = list(map(row, *columns)) if columns else [row()] * rows
         except JsonProblem as e:
             raise DataException(f"Converting Kafka Connect data to JSON failed: {e.message()}") from None
-        try:
-            out = list(map(row_writer(tuple(names)), *columns)) if columns else [b"{}"] * len(structs)
         except orjson.JSONEncodeError as e:
             raise DataException(
                 f"Converting Kafka Connect data to byte[] failed due to serialization error: {e}"
             ) from e
-        return [_jackson_escapes(o) if b"\\u00" in o else o for o in out]
+        return _jackson_escapes_all(out)
+
+    def _plain_column(self, schema: Schema, column: Sequence[Any]) -> Sequence[Any]:
+        """A field's column as orjson writes it: itself where JSON writes the values
+        unchanged (plain strings, booleans, integers in range), else written one by one."""
+        if (
+            schema.name is None
+            and schema.type in _AS_IS_TYPES
+            and (None not in column or (schema.optional and schema.default_value is None))
+            and schema.fits_all(column)
+        ):
+            return column
+        return list(map(self._writer(schema), column))
 
     def from_connect_header(
         self, topic: str, header_key: str, schema: Schema | None, value: Any

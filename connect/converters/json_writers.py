@@ -97,16 +97,40 @@ def struct_writer(schema: Schema, fields: list[tuple[str, Writer]]) -> Writer:
 
 
 @functools.lru_cache(maxsize=256)
-def row_writer(names: tuple[str, ...]) -> Callable[..., bytes]:
+def row_writer(
+    names: tuple[str, ...], constants: tuple[bytes | None, ...] | None = None
+) -> Callable[..., bytes]:
     """``(x0, x1, ...) -> orjson.dumps({names[0]: x0, ...})`` as one generated dict display,
     mapped over a StructColumn's field columns: half the cost of ``dict(zip(names, row))``
     per row (``benchmarks/transforms.py``). Names are values in the namespace, never code;
-    ``tests/connect/test_struct_columns.py`` holds it to ``from_connect_data``."""
+    ``tests/connect/test_struct_columns.py`` holds it to ``from_connect_data``.
+
+    ``constants[i]``, when not None, is field i's JSON, the same in every row (InsertField's
+    topic and static fields): the row is then the bytes around the other fields joined to
+    their ``dumps``, and takes only those (half the cost of the dict display for one field
+    of three, ``benchmarks/transforms.py``)."""
     namespace: dict[str, Any] = {"_dumps": orjson.dumps}
-    params = ", ".join(f"x{i}" for i in range(len(names)))
-    items = ", ".join(f"k{i}: x{i}" for i in range(len(names)))
-    namespace.update({f"k{i}": name for i, name in enumerate(names)})
-    exec(f"def row({params}):\n    return _dumps({{{items}}})\n", namespace)
+    if constants is None or all(c is None for c in constants):
+        params = ", ".join(f"x{i}" for i in range(len(names)))
+        items = ", ".join(f"k{i}: x{i}" for i in range(len(names)))
+        namespace.update({f"k{i}": name for i, name in enumerate(names)})
+        exec(f"def row({params}):\n    return _dumps({{{items}}})\n", namespace)
+    else:
+        # orjson writes a dict as {"k":v,...} with no spaces: the same bytes in pieces.
+        pieces: list[str] = []  # code: names of byte segments and dumps calls
+        segment, args = b"{", []
+        for i, (name, constant) in enumerate(zip(names, constants, strict=True)):
+            segment += (b"," if i else b"") + orjson.dumps(name) + b":"
+            if constant is not None:
+                segment += constant
+                continue
+            namespace[f"s{len(pieces)}"] = segment
+            pieces += [f"s{len(pieces)}", f"_dumps(x{i})"]
+            args.append(f"x{i}")
+            segment = b""
+        namespace[f"s{len(pieces)}"] = segment + b"}"
+        pieces.append(f"s{len(pieces)}")
+        exec(f"def row({', '.join(args)}):\n    return {' + '.join(pieces)}\n", namespace)
     row: Callable[..., bytes] = namespace["row"]
     return row
 

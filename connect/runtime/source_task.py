@@ -318,23 +318,20 @@ class WorkerSourceTask(WorkerTask):
                     self._ensure_topic(topic)
                 partition, timestamp = partitions[j], timestamps[j]
                 try:
-                    if bulk is not None and not timestamp and partition is None:
-                        # The common cases, with no keyword the record does not need:
-                        # confluent-kafka parses each one given (benchmarks/transforms.py).
-                        if headers:
-                            produce(topic, value, key, headers=headers)
-                        else:
-                            produce(topic, value, key)
-                    else:
-                        produce(
-                            topic,
-                            value,
-                            key,
-                            partition=-1 if partition is None else partition,
-                            on_delivery=delivery.on_delivery(records[i]),
-                            timestamp=timestamp or 0,
-                            headers=headers or None,
-                        )
+                    # Positional: a keyword argument costs confluent-kafka about 1 us a call,
+                    # as much as the rest of produce() (benchmarks/transforms.py). The fifth
+                    # is ``callback`` (the sixth, ``on_delivery``, is its alias, read only
+                    # when ``callback`` is missing); None leaves the producer's own.
+                    produce(
+                        topic,
+                        value,
+                        key,
+                        -1 if partition is None else partition,
+                        None if bulk is not None else delivery.on_delivery(records[i]),
+                        None,
+                        timestamp or 0,
+                        headers or None,
+                    )
                 except BufferError:
                     # The producer's queue is full: serve callbacks and try this record again.
                     producer.poll(0.05)
@@ -369,10 +366,11 @@ class WorkerSourceTask(WorkerTask):
     def _send_plain(self) -> bool:
         """The whole poll in one tight loop, when nothing about it needs the general one:
         at-least-once acks, no record dropped, one topic, one source partition, values
-        converted, null keys of one schema, no headers, partitions or timestamps. False
-        (nothing sent) otherwise. A file or a table read into one topic is this case;
-        ``benchmarks/file_pipeline.py`` pays for it (the general loop's checks cost about
-        as much per record as ``produce`` itself)."""
+        converted, null keys of one schema, one Headers object (or none) for every record,
+        no partitions or timestamps. False (nothing sent) otherwise. A file or a table read
+        into one topic is this case, with or without a header-adding transformation;
+        ``benchmarks/file_pipeline.py`` and ``benchmarks/transforms.py`` pay for it (the
+        general loop's checks cost about as much per record as ``produce`` itself)."""
         delivery, out, records = self.delivery, self._out, self._to_send
         assert out is not None and self.producer is not None
         n = len(records)
@@ -387,7 +385,7 @@ class WorkerSourceTask(WorkerTask):
             and topics.count(topics[0]) == n
             and key_schemas.count(key_schemas[0]) == n
             and _all_none(columns.key, n)
-            and _all_none(columns.headers, n)
+            and _one_object(columns.headers)
             and _all_none(columns.kafka_partition, n)
             and _all_none(columns.timestamp, n)
         ):
@@ -402,9 +400,10 @@ class WorkerSourceTask(WorkerTask):
             partition, offsets = parts[0], list(map(_SOURCE_OFFSET, records))
         if partition is not None and None in offsets:
             return False  # the general loop notes the newest offset that is there
-        topic = topics[0]
+        topic, shared_headers = topics[0], columns.headers[0]
         try:
             key = self.key_converter.from_connect_data(topic, key_schemas[0], None)
+            headers = self._headers(topic, shared_headers) if shared_headers is not None else None
         except Exception:
             return False  # the general loop converts it again, through the error handling
         if topic not in self._known_topics:
@@ -416,8 +415,13 @@ class WorkerSourceTask(WorkerTask):
             while k < n:
                 first = k
                 try:
-                    for k in range(first, n):  # on a full queue, k is the record to retry
-                        produce(topic, values[k], key)
+                    if headers:
+                        # Positional: a keyword costs confluent-kafka about 1 us a call.
+                        for k in range(first, n):  # on a full queue, k is the record to retry
+                            produce(topic, values[k], key, -1, None, None, 0, headers)
+                    else:
+                        for k in range(first, n):
+                            produce(topic, values[k], key)
                     k = n
                 except BufferError:
                     # The producer's queue is full: serve callbacks and try this record again.
@@ -554,6 +558,12 @@ _SOURCE_OFFSET = attrgetter("source_offset")
 
 def _all_none(column: Sequence[Any], n: int) -> bool:
     return type(column) is list and column.count(None) == n
+
+
+def _one_object(column: Sequence[Any]) -> bool:
+    """Every row holds the same object (by identity: equality would call ``__eq__`` per
+    row)."""
+    return type(column) is list and len(set(map(id, column))) == 1
 
 
 def _convert_runs(

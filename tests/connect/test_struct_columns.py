@@ -35,7 +35,12 @@ def columns(draw: st.DrawFn) -> tuple[Schema, list[list[Any]]]:
         builder.field(f"f{n}", FIELDS[k][0])
     schema = builder.build()
     rows = draw(st.integers(1, 6))
-    return schema, [[draw(FIELDS[k][1]) for _ in range(rows)] for k in picks]
+    # Some fields hold one object in every row, as InsertField's topic and static fields
+    # do: the converter writes those once.
+    return schema, [
+        [draw(FIELDS[k][1])] * rows if draw(st.booleans()) else [draw(FIELDS[k][1]) for _ in range(rows)]
+        for k in picks
+    ]
 
 
 def _converter(**configs: str) -> JsonConverter:
@@ -166,3 +171,33 @@ def test_a_list_of_structs_of_one_schema_is_written_as_each_struct_is(
     except DataException as exc:
         got = type(exc)
     assert got == expected
+
+
+def test_fields_that_hold_one_object_in_every_row_are_written_as_each_struct_is() -> None:
+    # Names JSON must escape; a float whose equal twin writes differently (-0.0 == 0.0);
+    # a column of one object next to one that varies, and a struct whose every field is
+    # one object.
+    schema = (
+        SchemaBuilder.struct()
+        .field('quo"te', Schema.STRING_SCHEMA)
+        .field("neg", Schema.FLOAT64_SCHEMA)
+        .field("line\n", Schema.STRING_SCHEMA)
+        .field("n", Schema.OPTIONAL_INT64_SCHEMA)
+        .build()
+    )
+    topic, zero, nothing = "topic\u0001", -0.0, None
+    varying = [f"row {i}\u001f" for i in range(4)]
+    c = _converter()
+    for fields in (
+        [[topic] * 4, [zero] * 4, varying, [nothing] * 4],
+        [[topic] * 4, [zero] * 4, [varying[0]] * 4, [7] * 4],
+        [[topic] * 4, [0.0, zero, 0.0, zero], varying, [nothing, 1, nothing, 2]],
+    ):
+        structs = [Struct.unchecked(schema, list(row)) for row in zip(*fields, strict=True)]
+        assert c.from_connect_batch("t", [schema] * 4, StructColumn(schema, fields)) == _each(
+            c, schema, structs
+        )
+    got = c.from_connect_batch(
+        "t", [schema] * 4, StructColumn(schema, [[topic] * 4, [zero] * 4, varying, [7] * 4])
+    )
+    assert got[0] == b'{"quo\\"te":"topic\\u0001","neg":-0.0,"line\\n":"row 0\\u001F","n":7}'

@@ -76,13 +76,23 @@ def test_file_source_to_topic_to_file_sink(connect: EmbeddedConnect, tmp_path: P
     connect.wait_for(lambda: out.read_text().splitlines()[-1:] == ["late line"], 15, "the appended line")
 
 
-def test_a_full_producer_queue_loses_and_repeats_no_line(connect: EmbeddedConnect, tmp_path: Path) -> None:
-    # The file source's polls take the runner's one-loop path; a queue of 50 messages fills
-    # again and again within a poll of 1,000 lines, and each time the loop serves the
-    # producer and resumes at the record it could not hand over.
+@pytest.mark.parametrize("header", [False, True])
+def test_a_full_producer_queue_loses_and_repeats_no_line(
+    connect: EmbeddedConnect, tmp_path: Path, header: bool
+) -> None:
+    # The file source's polls take the runner's one-loop path (with InsertHeader too: every
+    # record holds the same headers); a queue of 50 messages fills again and again within a
+    # poll of 1,000 lines, and each time the loop serves the producer and resumes at the
+    # record it could not hand over.
     src, topic, name = tmp_path / "in.txt", unique(), unique("fullq")
     lines = [f"line {i}" for i in range(3000)]
     src.write_text("\n".join(lines) + "\n")
+    chain = {
+        "transforms": "h",
+        "transforms.h.type": "org.apache.kafka.connect.transforms.InsertHeader",
+        "transforms.h.header": "pipeline",
+        "transforms.h.value.literal": "bench",
+    }
     connect.create_connector(
         name,
         {
@@ -92,9 +102,12 @@ def test_a_full_producer_queue_loses_and_repeats_no_line(connect: EmbeddedConnec
             "batch.size": "1000",
             "producer.override.queue.buffering.max.messages": "50",
             "producer.override.linger.ms": "20",
+            **(chain if header else {}),
         },
     )
-    assert values(connect.consume(topic, 3000)) == lines
+    got = connect.consume(topic, 3000)
+    assert values(got) == lines
+    assert {str(m.headers()) for m in got} == {str([("pipeline", b"bench")] if header else None)}
     connect.wait_for(
         lambda: (
             connect.request("GET", f"/connectors/{name}/offsets").json()["offsets"]
