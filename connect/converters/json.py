@@ -223,7 +223,9 @@ class JsonConverter(Converter, HeaderConverter):
     def from_connect_batch(
         self, topic: str, schemas: Sequence[Schema | None], values: Sequence[Any]
     ) -> list[bytes | None]:
-        if isinstance(values, StructColumn) and not self.schemas_enable:
+        if isinstance(values, StructColumn) and (
+            not self.schemas_enable or (schemas and schemas.count(values.schema) == len(schemas))
+        ):
             return self._struct_column(values)
         first = schemas[0] if schemas else None
         if (
@@ -278,6 +280,11 @@ class JsonConverter(Converter, HeaderConverter):
                     columns.append(self._plain_column(f.schema, column))
             row = row_writer(tuple(names), tuple(constants))
             out = list(map(row, *columns)) if columns else [row()] * rows
+            if self.schemas_enable:
+                # The envelope around each payload: the bytes orjson writes for
+                # {"schema": ..., "payload": ...}, the schema's part written once.
+                head = b'{"schema":' + orjson.dumps(self._writer_entry(structs.schema)[0]) + b',"payload":'
+                out = [head + o + b"}" for o in out]
         except JsonProblem as e:
             raise DataException(f"Converting Kafka Connect data to JSON failed: {e.message()}") from None
         except orjson.JSONEncodeError as e:

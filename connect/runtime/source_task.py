@@ -115,6 +115,7 @@ class WorkerSourceTask(WorkerTask):
         self._values: list[Any] = []  # each row's value as converted, or _UNCONVERTED
         self._keys: list[Any] = []  # each row's key as converted, or _UNCONVERTED
         self._values_complete = False  # whether no row of _values is _UNCONVERTED
+        self._keys_complete = False  # whether no row of _keys is _UNCONVERTED
         self._row = 0  # the next row of _out to send
         self._last_commit = time.monotonic()
 
@@ -198,7 +199,9 @@ class WorkerSourceTask(WorkerTask):
         columns = out.columns
         topics = columns.topic
         runs = spans(topics) if topics else []
-        keys, _ = _convert_runs(self.key_converter, topics, runs, columns.key_schema, columns.key, True)
+        keys, self._keys_complete = _convert_runs(
+            self.key_converter, topics, runs, columns.key_schema, columns.key, True
+        )
         values, self._values_complete = _convert_runs(
             self.value_converter, topics, runs, columns.value_schema, columns.value, False
         )
@@ -366,8 +369,8 @@ class WorkerSourceTask(WorkerTask):
     def _send_plain(self) -> bool:
         """The whole poll in one tight loop, when nothing about it needs the general one:
         at-least-once acks, no record dropped, one topic, one source partition, values
-        converted, null keys of one schema, one Headers object (or none) for every record,
-        no partitions or timestamps. False (nothing sent) otherwise. A file or a table read
+        converted, keys converted (or null keys of one schema), one Headers object (or none)
+        for every record, no partitions or timestamps. False (nothing sent) otherwise. A file or a table read
         into one topic is this case, with or without a header-adding transformation;
         ``benchmarks/file_pipeline.py`` and ``benchmarks/transforms.py`` pay for it (the
         general loop's checks cost about as much per record as ``produce`` itself)."""
@@ -383,8 +386,9 @@ class WorkerSourceTask(WorkerTask):
             and self._values_complete
             and type(topics) is list
             and topics.count(topics[0]) == n
-            and key_schemas.count(key_schemas[0]) == n
-            and _all_none(columns.key, n)
+            and (
+                self._keys_complete or (key_schemas.count(key_schemas[0]) == n and _all_none(columns.key, n))
+            )
             and _one_object(columns.headers)
             and _all_none(columns.kafka_partition, n)
             and _all_none(columns.timestamp, n)
@@ -402,7 +406,11 @@ class WorkerSourceTask(WorkerTask):
             return False  # the general loop notes the newest offset that is there
         topic, shared_headers = topics[0], columns.headers[0]
         try:
-            key = self.key_converter.from_connect_data(topic, key_schemas[0], None)
+            keys = (
+                self._keys
+                if self._keys_complete
+                else [self.key_converter.from_connect_data(topic, key_schemas[0], None)] * n
+            )
             headers = self._headers(topic, shared_headers) if shared_headers is not None else None
         except Exception:
             return False  # the general loop converts it again, through the error handling
@@ -418,10 +426,10 @@ class WorkerSourceTask(WorkerTask):
                     if headers:
                         # Positional: a keyword costs confluent-kafka about 1 us a call.
                         for k in range(first, n):  # on a full queue, k is the record to retry
-                            produce(topic, values[k], key, -1, None, None, 0, headers)
+                            produce(topic, values[k], keys[k], -1, None, None, 0, headers)
                     else:
                         for k in range(first, n):
-                            produce(topic, values[k], key)
+                            produce(topic, values[k], keys[k])
                     k = n
                 except BufferError:
                     # The producer's queue is full: serve callbacks and try this record again.

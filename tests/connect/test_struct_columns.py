@@ -57,12 +57,14 @@ def _each(c: JsonConverter, schema: Schema, structs: list[Struct]) -> list[bytes
 
 
 @settings(max_examples=400, deadline=None)
-@given(columns(), st.booleans())
+@given(columns(), st.booleans(), st.booleans())
 def test_a_struct_column_is_written_as_each_struct_is(
-    case: tuple[Schema, list[list[Any]]], replace: bool
+    case: tuple[Schema, list[list[Any]]], replace: bool, schemas: bool
 ) -> None:
     schema, fields = case
-    c = _converter(**{"replace.null.with.default": str(replace).lower()})
+    c = _converter(
+        **{"replace.null.with.default": str(replace).lower(), "schemas.enable": str(schemas).lower()}
+    )
     column = StructColumn(schema, fields)
     structs = [Struct.unchecked(schema, list(row)) for row in zip(*fields, strict=True)]
     expected = _each(c, schema, structs)

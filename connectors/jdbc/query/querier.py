@@ -269,6 +269,18 @@ class TableQuerier:
         does not fit its field is refused naming its column."""
         assert self.mapper is not None
         mapper = self.mapper
+        columns = mapper.columns(values)
+        if columns is not None:
+            keys, structs = columns
+            return SourceRecordBatch(
+                self.partition,
+                offsets,
+                self.topic,
+                mapper.value_schema,
+                structs,
+                key_schema=mapper.key_schema,
+                keys=keys,
+            )
         pairs = list(map(mapper.structs, values))
         return SourceRecordBatch(
             self.partition,

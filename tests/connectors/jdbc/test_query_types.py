@@ -3,6 +3,7 @@ result-metadata readers of dialects): pure, no database."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import decimal
 import uuid
@@ -337,3 +338,32 @@ def test_the_generated_struct_path_is_taken_by_plain_rows() -> None:
     mapper = RowMapper.build(_MIXED, "postgresql", schema_name="t", primary_key=("id",))
     values = mapper.convert((1, 2, "x", dt.datetime(2024, 1, 1), 0.5, True))
     assert mapper._fast_structs(values) is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(*[st.one_of(proper, proper, proper, _ROW_VALUES) for proper in _PROPER]), max_size=5),
+    st.sampled_from(["postgresql", "sqlite"]),
+)
+def test_a_poll_of_rows_as_columns_equals_its_rows_one_by_one(
+    rows: list[tuple[Any, ...]], dialect: str
+) -> None:
+    # mapper.columns (the query source's batches) against mapper.structs per row: the same
+    # keys and values, or None where some row's structs would be refused.
+    mapper = RowMapper.build(_MIXED, dialect, schema_name="t", primary_key=("id",))
+    converted = []
+    for row in rows:
+        with contextlib.suppress(DataException):
+            converted.append(mapper.convert(row))
+    try:
+        expected: list[tuple[Any, Any]] | None = [mapper.structs(v) for v in converted]
+    except DataException:
+        expected = None
+    got = mapper.columns(converted)
+    if not converted or expected is None:
+        assert got is None
+    else:
+        assert got is not None
+        keys, values = got
+        assert keys is not None
+        assert list(zip(keys, values, strict=True)) == expected
