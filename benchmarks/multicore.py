@@ -8,7 +8,9 @@ five-SMT chain of ``benchmarks/transforms.py`` into its own topic, JSON values w
 schemas: Python work per record, bound to one core per interpreter by the GIL. The
 broker runs in its own process, as it would beside a cluster. Throughput is all four
 topics' records over the time from the first record to the last; medians over
-interleaved rounds.
+interleaved rounds. The cores the workers and the broker keep busy are printed too, and
+the ceiling they set: the broker shares the machine, so N processes reach at most
+``cores / (cores busy with one process)`` times one process, whatever the workers do.
 
 Target (issue #22): four tasks on 2 cores with the multi-core mode >= 1.6x one process.
 """
@@ -28,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
+import psutil
 
 from benchmarks._common import ROOT, broker_process, cpu_count
 from benchmarks._worker import close_watermarks, end_offset, free_port, timed
@@ -123,8 +126,24 @@ class Cluster:
         self.log.close()
 
 
-def run(work: Path, bootstrap: str, content: bytes, n: int, processes: int) -> tuple[float, int]:
-    """Seconds from the first record to the last, and how many workers ran the tasks."""
+def _cpu_seconds(*procs: psutil.Process) -> float:
+    """User and system CPU seconds of these processes and their children so far."""
+    total = 0.0
+    for proc in procs:
+        for p in [proc, *proc.children(recursive=True)]:
+            try:
+                t = p.cpu_times()
+            except psutil.NoSuchProcess:
+                continue
+            total += t.user + t.system
+    return total
+
+
+def run(
+    work: Path, bootstrap: str, content: bytes, n: int, processes: int, broker: psutil.Process
+) -> tuple[float, int, float, float]:
+    """Seconds from the first record to the last, how many workers ran the tasks, and the
+    cores the workers and the broker kept busy meanwhile (CPU seconds per second)."""
     cluster = Cluster(work, bootstrap, processes)
     try:
         run_id = uuid.uuid4().hex[:6]
@@ -152,6 +171,8 @@ def run(work: Path, bootstrap: str, content: bytes, n: int, processes: int) -> t
                 raise RuntimeError(f"tasks not all running: {tasks}")
             time.sleep(0.2)
         time.sleep(1)  # the last rebalance settles
+        workers = psutil.Process(cluster.proc.pid)
+        cpu_workers, cpu_broker, started = _cpu_seconds(workers), _cpu_seconds(broker), time.perf_counter()
         for src in files:
             src.write_bytes(content)
         outs = [t + "-clean" for t in topics]
@@ -160,7 +181,13 @@ def run(work: Path, bootstrap: str, content: bytes, n: int, processes: int) -> t
             lambda: all(end_offset(bootstrap, t) >= n for t in outs),
             600,
         )
-        return seconds, len({worker for _, worker in cluster.tasks(names)})
+        wall = time.perf_counter() - started
+        return (
+            seconds,
+            len({worker for _, worker in cluster.tasks(names)}),
+            (_cpu_seconds(workers) - cpu_workers) / wall,
+            (_cpu_seconds(broker) - cpu_broker) / wall,
+        )
     finally:
         cluster.stop()
 
@@ -174,15 +201,22 @@ def main() -> int:
     n = args.lines
     single, multi = [], []
     spread = 0
+    cores: dict[int, list[tuple[float, float]]] = {1: [], args.processes: []}
     with tempfile.TemporaryDirectory(prefix="sluiceway-multicore-") as tmp:
         work = Path(tmp)
         content = "".join(f"{j:07d} {'x' * 91}\n" for j in range(n)).encode()
-        with broker_process() as (bootstrap, _broker):
+        with broker_process() as (bootstrap, broker):
+            proc = psutil.Process(broker.pid)
             try:
                 for _ in range(args.rounds):
-                    single.append(run(work, bootstrap, content, n, 1)[0])
-                    seconds, spread = run(work, bootstrap, content, n, args.processes)
+                    seconds, _, on_workers, on_broker = run(work, bootstrap, content, n, 1, proc)
+                    single.append(seconds)
+                    cores[1].append((on_workers, on_broker))
+                    seconds, spread, on_workers, on_broker = run(
+                        work, bootstrap, content, n, args.processes, proc
+                    )
                     multi.append(seconds)
+                    cores[args.processes].append((on_workers, on_broker))
             finally:
                 close_watermarks()
     total = TASKS * n
@@ -192,6 +226,19 @@ def main() -> int:
     print(f"one worker process:            {total / one:>10,.0f} records/s ({one:.2f} s)")
     print(
         f"--processes {args.processes} ({spread} workers):  {total / many:>10,.0f} records/s ({many:.2f} s)"
+    )
+    for k, label in ((1, "one worker process"), (args.processes, f"--processes {args.processes}")):
+        w = statistics.median(c[0] for c in cores[k])
+        b = statistics.median(c[1] for c in cores[k])
+        print(f"cores busy, {label}: workers {w:.2f}, broker {b:.2f}, together {w + b:.2f}")
+    # The broker shares the machine's cores: with one process it takes b1 beside the worker's
+    # w1, and its share grows with throughput, so N processes can reach at most about
+    # cores / (w1 + b1) times one process, whatever the workers do.
+    w1 = statistics.median(c[0] for c in cores[1])
+    b1 = statistics.median(c[1] for c in cores[1])
+    print(
+        f"ceiling on these {cpu_count()} cores with the broker beside the workers: "
+        f"{cpu_count() / (w1 + b1):.2f}x"
     )
     ratios = ", ".join(f"{s / m:.2f}" for s, m in zip(single, multi, strict=True))
     print(f"ratio --processes {args.processes} / one: {one / many:.2f}x  (target >= 1.6; rounds: {ratios})")
