@@ -369,10 +369,11 @@ class WorkerSourceTask(WorkerTask):
     def _send_plain(self) -> bool:
         """The whole poll in one tight loop, when nothing about it needs the general one:
         at-least-once acks, no record dropped, one topic, one source partition, values
-        converted, keys converted (or null keys of one schema), one Headers object (or none)
-        for every record, no partitions or timestamps. False (nothing sent) otherwise. A file or a table read
-        into one topic is this case, with or without a header-adding transformation;
-        ``benchmarks/file_pipeline.py`` and ``benchmarks/transforms.py`` pay for it (the
+        converted, keys converted (or null keys of one schema), one Headers object (or
+        none) for every record, no partitions or timestamps. False (nothing sent)
+        otherwise. A file or a table read into one topic is this case, with or without a
+        header-adding transformation; ``benchmarks/file_pipeline.py``,
+        ``benchmarks/transforms.py`` and ``benchmarks/jdbc_source.py`` pay for it (the
         general loop's checks cost about as much per record as ``produce`` itself)."""
         delivery, out, records = self.delivery, self._out, self._to_send
         assert out is not None and self.producer is not None
