@@ -131,8 +131,8 @@ _LOGICAL_NAMES = frozenset(
         "org.apache.kafka.connect.data.Timestamp",
     }
 )
-# The exact Python type of a value of each logical type that needs no further check.
 _NONE_TYPE = type(None)
+# The exact Python type of a value of each logical type that needs no further check.
 _LOGICAL_EXACT_TYPES: dict[str, type] = {
     "org.apache.kafka.connect.data.Decimal": decimal.Decimal,
     "org.apache.kafka.connect.data.Date": datetime.date,
