@@ -926,7 +926,11 @@ class Decimal:
     @staticmethod
     def unscaled(schema: Schema, value: decimal.Decimal | int) -> int:
         """The unscaled integer of ``value`` at the schema's scale; DataException if digits would be lost."""
-        scale = Decimal.scale(schema)
+        return Decimal.unscaled_at(Decimal.scale(schema), value)
+
+    @staticmethod
+    def unscaled_at(scale: int, value: decimal.Decimal | int) -> int:
+        """The unscaled integer of ``value`` at ``scale``; DataException if digits would be lost."""
         if isinstance(value, int) and not isinstance(value, bool):
             value = decimal.Decimal(value)
         if not isinstance(value, decimal.Decimal):
@@ -935,23 +939,27 @@ class Decimal:
             )
         if not value.is_finite():
             raise DataException(f"Decimal values must be finite, got {value}")
-        sign, digits, exponent = value.as_tuple()
-        assert isinstance(exponent, int)
-        coefficient: int = int("".join(map(str, digits)))
-        shift = exponent + scale
-        unscaled: int
-        if shift >= 0:
-            unscaled = coefficient * 10**shift
+        # Exact integer arithmetic on the value's ratio: a seventh of the cost of joining its
+        # digits (a CDC numeric column per row, benchmarks/jdbc_source.py).
+        numerator, denominator = value.as_integer_ratio()
+        if scale >= 0:
+            numerator *= 10**scale
         else:
-            unscaled, remainder = divmod(coefficient, 10**-shift)
-            if remainder:
-                raise DataException(f"Decimal {value} does not fit scale {scale} without losing digits")
-        return -unscaled if sign else unscaled
+            denominator *= 10**-scale
+        unscaled, remainder = divmod(numerator, denominator)
+        if remainder:
+            raise DataException(f"Decimal {value} does not fit scale {scale} without losing digits")
+        return unscaled
 
     @staticmethod
     def from_logical(schema: Schema, value: decimal.Decimal | int) -> bytes:
         """Encode like Java's ``BigInteger.toByteArray`` of the unscaled value (minimal length)."""
-        n = Decimal.unscaled(schema, value)
+        return Decimal.from_logical_at(Decimal.scale(schema), value)
+
+    @staticmethod
+    def from_logical_at(scale: int, value: decimal.Decimal | int) -> bytes:
+        """``from_logical`` at ``scale``, for a writer that read its schema's scale once."""
+        n = Decimal.unscaled_at(scale, value)
         length = (n if n >= 0 else ~n).bit_length() // 8 + 1
         return n.to_bytes(length, "big", signed=True)
 

@@ -263,23 +263,11 @@ class JsonConverter(Converter, HeaderConverter):
         return super().from_connect_batch(topic, schemas, values)
 
     def _struct_column(self, structs: StructColumn) -> list[bytes | None]:
-        """Schemaless JSON of structs held column-wise: each field column written at once
-        (left as it is where JSON writes its values unchanged: plain strings, booleans and
-        integers in range), then one object per row. ``benchmarks/transforms.py`` pays
-        for this: a struct per row and a writer call per field cost more than the chain."""
-        names = [f.name for f in structs.schema.fields]
-        rows = len(structs)
-        columns: list[Sequence[Any]] = []  # the columns that vary, written
-        constants: list[bytes | None] = []  # per field: its JSON if the same in every row
+        """JSON of structs held column-wise (``_struct_rows``), in the schema envelope when
+        ``schemas.enable``. ``benchmarks/transforms.py`` pays for this: a struct per row and
+        a writer call per field cost more than the chain."""
         try:
-            for f, column in zip(structs.schema.fields, structs.fields, strict=True):
-                if rows > 1 and _one_value(column):
-                    constants.append(orjson.dumps(self._plain_column(f.schema, column[:1])[0]))
-                else:
-                    constants.append(None)
-                    columns.append(self._plain_column(f.schema, column))
-            row = row_writer(tuple(names), tuple(constants))
-            out = list(map(row, *columns)) if columns else [row()] * rows
+            out = self._struct_rows(structs)
             if self.schemas_enable:
                 # The envelope around each payload: the bytes orjson writes for
                 # {"schema": ..., "payload": ...}, the schema's part written once.
@@ -292,6 +280,32 @@ class JsonConverter(Converter, HeaderConverter):
                 f"Converting Kafka Connect data to byte[] failed due to serialization error: {e}"
             ) from e
         return _jackson_escapes_all(out)
+
+    def _struct_rows(self, structs: StructColumn) -> list[bytes]:
+        """Each row's JSON object: each field column written at once (left as it is where
+        JSON writes its values unchanged: plain strings, booleans and integers in range; a
+        nested ``StructColumn`` the same way, its rows joined in as they are), a field
+        holding one value in every row written once, then one object per row."""
+        names = [f.name for f in structs.schema.fields]
+        rows = len(structs)
+        columns: list[Sequence[Any]] = []  # the columns that vary, written
+        constants: list[bytes | None] = []  # per field: its JSON if the same in every row
+        raw: list[bool] = []  # per field: whether its written column is JSON already
+        for f, column in zip(structs.schema.fields, structs.fields, strict=True):
+            if isinstance(column, StructColumn) and (column.schema is f.schema or column.schema == f.schema):
+                # A CDC envelope's after and source (benchmarks/jdbc_source.py).
+                constants.append(None)
+                raw.append(True)
+                columns.append(self._struct_rows(column))
+                continue
+            raw.append(False)
+            if rows > 1 and _one_value(column):
+                constants.append(orjson.dumps(self._plain_column(f.schema, column[:1])[0]))
+            else:
+                constants.append(None)
+                columns.append(self._plain_column(f.schema, column))
+        row = row_writer(tuple(names), tuple(constants), tuple(raw))
+        return list(map(row, *columns)) if columns else [row()] * rows
 
     def _plain_column(self, schema: Schema, column: Sequence[Any]) -> Sequence[Any]:
         """A field's column as orjson writes it: itself where JSON writes the values
@@ -470,9 +484,18 @@ class JsonConverter(Converter, HeaderConverter):
 
                 return write_numeric
 
+            try:
+                known: int | None = Decimal.scale(schema)
+            except DataException:
+                known = None  # an invalid schema: from_logical says so at the first value
+
             def write_base64(v: Any) -> Any:
                 try:
-                    return _b64(Decimal.from_logical(schema, v))
+                    # The scale read once, not per value: a CDC numeric column per row
+                    # (benchmarks/jdbc_source.py).
+                    if known is None:
+                        return _b64(Decimal.from_logical(schema, v))
+                    return _b64(Decimal.from_logical_at(known, v))
                 except DataException as e:
                     raise JsonProblem(str(e)) from None
 

@@ -98,7 +98,9 @@ def struct_writer(schema: Schema, fields: list[tuple[str, Writer]]) -> Writer:
 
 @functools.lru_cache(maxsize=256)
 def row_writer(
-    names: tuple[str, ...], constants: tuple[bytes | None, ...] | None = None
+    names: tuple[str, ...],
+    constants: tuple[bytes | None, ...] | None = None,
+    raw: tuple[bool, ...] | None = None,
 ) -> Callable[..., bytes]:
     """``(x0, x1, ...) -> orjson.dumps({names[0]: x0, ...})`` as one generated dict display,
     mapped over a StructColumn's field columns: half the cost of ``dict(zip(names, row))``
@@ -108,9 +110,15 @@ def row_writer(
     ``constants[i]``, when not None, is field i's JSON, the same in every row (InsertField's
     topic and static fields): the row is then the bytes around the other fields joined to
     their ``dumps``, and takes only those (half the cost of the dict display for one field
-    of three, ``benchmarks/transforms.py``)."""
+    of three, ``benchmarks/transforms.py``).
+
+    ``raw[i]``, when true, says field i's values are JSON already (a nested struct's rows,
+    written column-wise): they are joined as they are, with no ``dumps`` (a CDC envelope's
+    ``after`` and ``source``, ``benchmarks/jdbc_source.py``)."""
     namespace: dict[str, Any] = {"_dumps": orjson.dumps}
-    if constants is None or all(c is None for c in constants):
+    if constants is None:
+        constants = (None,) * len(names)
+    if all(c is None for c in constants) and not (raw and any(raw)):
         params = ", ".join(f"x{i}" for i in range(len(names)))
         items = ", ".join(f"k{i}: x{i}" for i in range(len(names)))
         namespace.update({f"k{i}": name for i, name in enumerate(names)})
@@ -125,7 +133,7 @@ def row_writer(
                 segment += constant
                 continue
             namespace[f"s{len(pieces)}"] = segment
-            pieces += [f"s{len(pieces)}", f"_dumps(x{i})"]
+            pieces += [f"s{len(pieces)}", f"x{i}" if raw and raw[i] else f"_dumps(x{i})"]
             args.append(f"x{i}")
             segment = b""
         namespace[f"s{len(pieces)}"] = segment + b"}"

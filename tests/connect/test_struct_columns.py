@@ -203,3 +203,42 @@ def test_fields_that_hold_one_object_in_every_row_are_written_as_each_struct_is(
         "t", [schema] * 4, StructColumn(schema, [[topic] * 4, [zero] * 4, varying, [7] * 4])
     )
     assert got[0] == b'{"quo\\"te":"topic\\u0001","neg":-0.0,"line\\n":"row 0\\u001F","n":7}'
+
+
+@settings(max_examples=300, deadline=None)
+@given(columns(), columns(), st.booleans(), st.booleans(), st.data())
+def test_a_struct_column_nested_in_one_is_written_as_each_struct_is(
+    outer: tuple[Schema, list[list[Any]]],
+    inner: tuple[Schema, list[list[Any]]],
+    optional: bool,
+    schemas: bool,
+    data: st.DataObject,
+) -> None:
+    """A CDC envelope's shape: a field whose column is itself a StructColumn (``after``,
+    ``source``), beside one that is null in every row (``before``)."""
+    outer_schema, outer_fields = outer
+    inner_schema, inner_fields = inner
+    rows = data.draw(st.integers(1, 5))
+    outer_fields = [(f * rows)[:rows] for f in outer_fields]
+    inner_fields = [(f * rows)[:rows] for f in inner_fields]
+    nested_schema = SchemaBuilder.struct().name("inner")
+    for f in inner_schema.fields:
+        nested_schema.field(f.name, f.schema)
+    if optional:
+        nested_schema.optional()
+    nested = nested_schema.build()
+    null_field = nested if optional else SchemaBuilder.struct().optional().build()
+    builder = SchemaBuilder.struct().field("before", null_field)
+    for f in outer_schema.fields:
+        builder.field(f.name, f.schema)
+    builder.field("after", nested)
+    schema = builder.build()
+    before: list[Any] = [None] * rows
+    column = StructColumn(schema, [before, *outer_fields, StructColumn(nested, inner_fields, rows)], rows)
+    c = _converter(**{"schemas.enable": str(schemas).lower()})
+    expected = _each(c, schema, list(column))
+    try:
+        got: list[bytes | None] | type[Exception] = c.from_connect_batch("t", [schema] * rows, column)
+    except DataException as exc:
+        got = type(exc)
+    assert got == expected
