@@ -38,7 +38,8 @@ class CreatedSlot:
     snapshot_name: str | None  # the exported snapshot, valid while the connection stays idle
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen __init__ costs 2.5x, paid per message (benchmarks/jdbc_source.py).
+@dataclass(slots=True)
 class ReplicationMessage:
     lsn: int  # where the message was sent from (0 for Relation and Type messages)
     payload: bytes

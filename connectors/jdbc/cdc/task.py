@@ -15,13 +15,19 @@ problem fails the task with a message saying what to fix:
    *reconnecting* resumes from the slot without snapshotting again;
 4. *idle*: ``snapshot.mode=initial_only`` after its snapshot.
 
-Acknowledgements: ``commit_record`` tells the ``AckTracker`` which records Kafka has;
-the slot is told (``send_feedback``) the highest transaction end LSN it allows, in the
-next poll and, forced, on ``commit`` after the worker stored offsets. So a crash at any
-moment leaves the slot at or before the first record Kafka lacks, and nothing is lost;
-on restart, records up to the stored offset are skipped.
+Acknowledgements: the worker stores an offset only once Kafka has that record and every
+one before it, then calls ``commit``; there the task reads the stored offset back and the
+``CommitTracker`` tells which transactions are wholly in Kafka. The slot is told
+(``send_feedback``) the highest end LSN that allows, forced, in ``commit``, and again
+with the next polls. So a crash at any moment leaves the slot at or before the first
+record Kafka lacks, and nothing is lost; on restart, records up to the stored offset are
+skipped. (No ``commit_record``: a call per record would cost as much as making it.)
 
-Threads: the worker calls ``poll``, ``commit_record`` and ``commit`` on the task thread;
+Polls: a run of inserts (and updates without an old row) into one table comes back as
+one ``SourceRecordBatch`` of columns (``ChangeStream.append``); any other change ends the
+run and goes out in the next poll, as a list of records.
+
+Threads: the worker calls ``poll`` and ``commit`` on the task thread;
 ``stop`` comes from another thread, so it takes the I/O lock before closing connections.
 """
 
@@ -31,11 +37,11 @@ import enum
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from connect.api import (
     ConnectException,
-    RecordMetadata,
     RetriableException,
     SourceRecord,
     SourceTask,
@@ -46,7 +52,7 @@ from connectors.jdbc.cdc.config import PostgresCdcConfig, SnapshotMode
 from connectors.jdbc.cdc.connection import close_quietly, connect
 from connectors.jdbc.cdc.events import EventBuilder, SourcePosition
 from connectors.jdbc.cdc.faults import FatalDatabaseError, translate, wal_level_message
-from connectors.jdbc.cdc.lsn_tracker import AckTracker, Unit
+from connectors.jdbc.cdc.lsn_tracker import CommitTracker, Unit
 from connectors.jdbc.cdc.offsets import (
     SlotState,
     SnapshotKind,
@@ -58,7 +64,7 @@ from connectors.jdbc.cdc.offsets import (
     plan_start,
     snapshot_offset,
 )
-from connectors.jdbc.cdc.pgoutput import Begin, Commit, Relation, decode
+from connectors.jdbc.cdc.pgoutput import Begin, Commit, Message, Relation, decode
 from connectors.jdbc.cdc.publication import ensure_publication
 from connectors.jdbc.cdc.replication import ReplicationStream, SlotInUse
 from connectors.jdbc.cdc.slots import drop_slot, drop_slot_when_released, slot_state
@@ -105,7 +111,7 @@ class PostgresCdcSourceTask(SourceTask):
                 f"the stored offset of server {self.config.topic_prefix!r} is not this connector's ({exc}); "
                 "delete the connector's offsets to start over"
             ) from None
-        self.tracker = AckTracker()
+        self.tracker = CommitTracker()
         self.phase = Phase.STARTING
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -120,6 +126,7 @@ class PostgresCdcSourceTask(SourceTask):
         self._snapshot_ts_us = 0
         self._held: SnapshotRow | None = None
         self._txn_unit: Unit | None = None
+        self._deferred: tuple[Message, int] | None = None  # read, handled by the next poll
         self._models: dict[tuple[Any, ...], TableModel] = {}
         self._safe_lsn = 0  # every transaction committed before this was read
         self._confirmed_sent = 0
@@ -156,7 +163,7 @@ class PostgresCdcSourceTask(SourceTask):
 
     # -- the worker's calls ---------------------------------------------------------------------------
 
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> Sequence[SourceRecord] | None:
         with self._lock:
             if self._stopping.is_set():
                 self._shutdown()
@@ -170,20 +177,18 @@ class PostgresCdcSourceTask(SourceTask):
                     self._shutdown()
         return records or None
 
-    def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
-        self.tracker.ack(id(record))
-
     def commit(self) -> None:
         """The worker stored offsets: tell the server now how far the slot may advance."""
         if self._lock.acquire(blocking=False):
             try:
+                self.tracker.committed(self.context.offset_storage_reader().offset(self.events.partition))
                 self._confirm(force=True)
             finally:
                 self._lock.release()
 
     # -- phases -------------------------------------------------------------------------------------------
 
-    def _step(self) -> list[SourceRecord]:
+    def _step(self) -> Sequence[SourceRecord]:
         if self.phase is Phase.STARTING:
             self._start_up()
         elif self.phase is Phase.RECONNECTING:
@@ -399,8 +404,8 @@ class PostgresCdcSourceTask(SourceTask):
                 self._held = None
             reader.finish()
             self._reader = None
-        for r in records:
-            self.tracker.add(unit, id(r))
+        if records:
+            self.tracker.emitted(unit, records[-1].source_offset)
         if self._reader is None:
             self.tracker.close(unit, None)
             self._snapshot_unit = None
@@ -475,39 +480,59 @@ class PostgresCdcSourceTask(SourceTask):
         self.phase = Phase.STREAMING
         self._doing = "streaming changes"
 
-    def _stream_batch(self) -> list[SourceRecord]:
+    def _stream_batch(self) -> Sequence[SourceRecord]:
+        """One poll's records: a run of one table's inserts as a batch, or a list of others."""
         stream, changes = self._stream, self._changes
         assert stream is not None and changes is not None
         records: list[SourceRecord] = []
         limit = self.config.max_batch_size
         wait_s = self.config.poll_interval_ms / 1000
-        while len(records) < limit and not self._stopping.is_set():
-            message = stream.read(wait_s if not records and wait_s else 0)
-            wait_s = 0
-            if message is None:
-                if not changes.in_transaction:
-                    # Nothing pending: everything the server sent before its WAL end has been read.
-                    self._safe_lsn = max(self._safe_lsn, stream.wal_end)
+        tracker = self.tracker
+        while len(records) + changes.run_length < limit and not self._stopping.is_set():
+            if self._deferred is not None:
+                decoded, lsn = self._deferred
+                self._deferred = None
+            else:
+                message = stream.read(wait_s if not records and not changes.run_length and wait_s else 0)
+                wait_s = 0
+                if message is None:
+                    if not changes.in_transaction:
+                        # Nothing pending: everything the server sent before its WAL end has been read.
+                        self._safe_lsn = max(self._safe_lsn, stream.wal_end)
+                    break
+                decoded, lsn = decode(message.payload), message.lsn
+            if changes.appendable(decoded):
+                if records:
+                    self._deferred = (decoded, lsn)  # a run starts in a poll of its own
+                    break
+                assert self._txn_unit is not None
+                tracker.emitted(self._txn_unit, changes.append(decoded, lsn))  # type: ignore[arg-type]
+                continue
+            if changes.run_length and not isinstance(decoded, Begin | Commit | Relation):
+                self._deferred = (decoded, lsn)  # a change the run cannot take ends the run
                 break
-            decoded = decode(message.payload)
             if isinstance(decoded, Begin):
-                self._txn_unit = self.tracker.open()
-            out = changes.handle(decoded, message.lsn)
+                self._txn_unit = tracker.open()
+            out = changes.handle(decoded, lsn)
             if out:
                 unit = self._txn_unit
                 assert unit is not None
-                for r in out:
-                    self.tracker.add(unit, id(r))
+                tracker.emitted(unit, out[-1].source_offset)
                 records.extend(out)
             if isinstance(decoded, Commit):
                 assert self._txn_unit is not None
-                self.tracker.close(self._txn_unit, decoded.end_lsn)
+                tracker.close(self._txn_unit, decoded.end_lsn)
                 self._txn_unit = None
                 self._safe_lsn = max(self._safe_lsn, decoded.end_lsn)
         self._backoff_s = _FIRST_BACKOFF_S
+        if changes.run_length:
+            run = changes.take_run()
+            changes.delivered()
+            return run
         heartbeat = self._heartbeat()
         if heartbeat is not None:
             records.append(heartbeat)
+        changes.delivered()
         return records
 
     def _heartbeat(self) -> SourceRecord | None:
@@ -522,7 +547,7 @@ class PostgresCdcSourceTask(SourceTask):
             self.config.heartbeat_topic, heartbeat_offset(self._safe_lsn, _now_us())
         )
         unit = self.tracker.open()
-        self.tracker.add(unit, id(record))
+        self.tracker.emitted(unit, record.source_offset)
         self.tracker.close(unit, self._safe_lsn)
         return record
 
@@ -578,7 +603,9 @@ class PostgresCdcSourceTask(SourceTask):
         raise error from exc
 
     def _abandon_open_work(self) -> None:
-        """Units that will get no more records confirm nothing; their records still need acks."""
+        """Units that will get no more records confirm nothing; a message read for the next
+        poll is read again after the reconnect."""
+        self._deferred = None
         if self._txn_unit is not None:
             self.tracker.close(self._txn_unit, None)
             self._txn_unit = None

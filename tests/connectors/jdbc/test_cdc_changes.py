@@ -310,6 +310,7 @@ def test_after_a_reconnect_the_resent_transaction_continues_where_it_stopped() -
         (Insert(ITEMS, ("1", "a")), 910),
     )
     assert [fields(r.key) for r in first] == [{"id": 1}]
+    changes.delivered()  # a poll returned it
     changes.reconnected()  # the connection broke before the second insert and the commit
     again = feed(
         changes,
@@ -317,6 +318,23 @@ def test_after_a_reconnect_the_resent_transaction_continues_where_it_stopped() -
         *txn(1000, (Insert(ITEMS, ("1", "a")), 910), (Insert(ITEMS, ("2", "b")), 920)),
     )
     assert [fields(r.key) for r in again] == [{"id": 2}]
+
+
+def test_after_a_reconnect_what_a_broken_poll_made_is_made_again() -> None:
+    """Records made in a poll that then failed never reached the worker: the resent
+    transaction makes them again instead of skipping them."""
+    changes = stream()
+    feed(changes, (relation(ITEMS, "items"), 0), *txn(900, (Insert(ITEMS, ("1", "a")), 890)))
+    changes.delivered()
+    made = feed(changes, (Begin(1000, 1_000_000, 700), 900), (Insert(ITEMS, ("2", "b")), 910))
+    assert [fields(r.key) for r in made] == [{"id": 2}]
+    changes.reconnected()  # the poll that made it failed
+    again = feed(
+        changes,
+        (relation(ITEMS, "items"), 0),
+        *txn(1000, (Insert(ITEMS, ("2", "b")), 910), (Insert(ITEMS, ("3", "c")), 920)),
+    )
+    assert [fields(r.key) for r in again] == [{"id": 2}, {"id": 3}]
 
 
 def test_a_change_before_its_relation_is_a_data_error() -> None:

@@ -1,4 +1,4 @@
-"""PostgresCdcSourceTask driven directly, as the worker drives it (poll, commit_record, commit),
+"""PostgresCdcSourceTask driven directly, as the worker drives it (poll, offsets stored in order, commit),
 with the runtime's own task context and offset store, against a real PostgreSQL: when the
 slot may advance, what a restart resumes from, and a crash during the snapshot."""
 
@@ -47,9 +47,8 @@ class Worker:
         return out
 
     def acknowledge(self, records: list[SourceRecord]) -> None:
-        """Kafka acknowledged these records; their offsets are stored, then ``commit``."""
-        for r in records:
-            self.task.commit_record(r, None)
+        """Kafka acknowledged these records and every one polled before them: the worker
+        stores the newest one's offset, then calls ``commit``."""
         if records:
             last = records[-1]
             assert last.source_partition is not None and last.source_offset is not None
@@ -105,6 +104,7 @@ def test_the_slot_advances_only_past_acknowledged_transactions(
     first = worker.poll_until(2)
     after_first = lsn(cdc_db.value("SELECT pg_current_wal_lsn()::text"))
     cdc_db.run("INSERT INTO t VALUES (3)")
+    after_second = lsn(cdc_db.value("SELECT pg_current_wal_lsn()::text"))
     second = worker.poll_until(1)
 
     worker.acknowledge([first[0]])  # half of the first transaction
@@ -112,14 +112,14 @@ def test_the_slot_advances_only_past_acknowledged_transactions(
     time.sleep(0.3)
     assert confirmed(cdc_db, slot) == start  # nothing confirmed: the transaction is not all in Kafka
 
-    worker.acknowledge(second)  # the later transaction, out of order: still held back by the first
-    worker.quiet(2)
-    time.sleep(0.3)
-    assert confirmed(cdc_db, slot) == start
-
     worker.acknowledge([first[1]])
     worker.quiet(2)
     assert wait_confirmed(cdc_db, slot, after_first) >= after_first
+    assert confirmed(cdc_db, slot) < after_second  # the second transaction is not stored yet
+
+    worker.acknowledge(second)
+    worker.quiet(2)
+    assert wait_confirmed(cdc_db, slot, after_second) >= after_second
 
 
 def test_restart_resumes_after_the_stored_offset_without_repeating(
@@ -134,8 +134,6 @@ def test_restart_resumes_after_the_stored_offset_without_repeating(
     records = worker.poll_until(5)
     # Kafka acknowledged the first three records (offsets stored), then the worker died:
     # the slot was never told, the last two records were lost in flight.
-    for r in records[:3]:
-        worker.task.commit_record(r, None)
     last = records[2]
     assert last.source_partition is not None and last.source_offset is not None
     worker.writer.write([(last.source_partition, last.source_offset)])

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from connectors.jdbc.cdc.pgoutput import (
     UNCHANGED_TOAST,
@@ -23,6 +25,7 @@ from connectors.jdbc.cdc.pgoutput import (
     Truncate,
     TypeMessage,
     Update,
+    _Reader,
     decode,
 )
 from tests.connectors.jdbc.test_cdc_support import CdcDatabase, cdc_db, lsn
@@ -161,6 +164,34 @@ def test_logical_decoding_message() -> None:
 def test_malformed_messages_are_refused_with_a_reason(payload: bytes, problem: str) -> None:
     with pytest.raises(PgOutputError, match=problem):
         decode(payload)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    columns=st.lists(st.none() | st.just("u") | st.text(max_size=6) | st.binary(max_size=4), max_size=6),
+    cut=st.none() | st.integers(0, 40),
+    flip=st.none() | st.tuples(st.integers(0, 40), st.integers(0, 255)),
+)
+def test_the_quick_tuple_pass_reads_what_the_checked_one_reads(
+    columns: list[bytes | str | None], cut: int | None, flip: tuple[int, int] | None
+) -> None:
+    """Insert payloads, whole, cut short or with a byte changed: decoded alike by the quick
+    pass and the checked one, or refused with the checked one's message."""
+    body = bytearray(tuple_data(*columns))
+    if flip is not None and flip[0] < len(body):
+        body[flip[0]] = flip[1]
+    payload = b"I" + struct.pack(">I", 5) + b"N" + bytes(body[:cut] if cut is not None else body)
+
+    def outcome(quick: bool) -> object:
+        reader = _Reader(payload)
+        reader.pos = 6
+        try:
+            values = reader.tuple() if quick else reader._checked_tuple()
+        except PgOutputError as exc:
+            return str(exc)
+        return values, reader.pos
+
+    assert outcome(True) == outcome(False)
 
 
 # -- messages captured from PostgreSQL ---------------------------------------------------------------
