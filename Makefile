@@ -61,7 +61,7 @@ test: install system-deps lint typecheck
 test-fast: install
 	$(BIN)/python -m pytest -m "not slow"
 
-LINTED := broker connect connectors transforms spark_sink sluiceway tests benchmarks
+LINTED := broker schema_registry connect connectors transforms spark_sink sluiceway tests benchmarks
 
 lint: install
 	$(BIN)/ruff check $(LINTED)

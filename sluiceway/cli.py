@@ -4,6 +4,7 @@
     sluiceway standalone worker.properties connector.properties ...
     sluiceway distributed workers.properties
     sluiceway demo
+    sluiceway schema-registry [schema-registry.properties] [--override key=value ...]
     sluiceway ctl ...                      a running Connect cluster, over its REST API
     sluiceway topics | console-producer | console-consumer | consumer-groups | configs ...
                                            Kafka's scripts, over the Kafka protocol
@@ -26,6 +27,7 @@ run:
   standalone        run a standalone Connect worker (same arguments as connect-standalone)
   distributed       run a worker of a Connect cluster (same arguments as connect-distributed)
   demo              a pipeline on the embedded broker, ending in a Spark SQL query
+  schema-registry   run the Confluent-compatible Schema Registry (schemas kept in a Kafka topic)
 
 operate a Connect cluster (REST API):
   ctl               get, describe, apply, patch, pause, resume, stop, restart, delete, validate, logs
@@ -54,6 +56,7 @@ COMMANDS: dict[str, str] = {
     "standalone": "connect.standalone",
     "distributed": "connect.distributed",
     "demo": "sluiceway.demo",
+    "schema-registry": "schema_registry.server",
     "ctl": "sluiceway.ctl.cli",
     "topics": "sluiceway.broker_tools.topics",
     "console-producer": "sluiceway.broker_tools.console_producer",

@@ -1,0 +1,205 @@
+"""Confluent's Schema Registry REST API, path for path (``rest/resources/*Resource.java``).
+
+Requests may be ``application/vnd.schemaregistry.v1+json``, ``application/json`` or
+``application/octet-stream``; answers are ``application/vnd.schemaregistry.v1+json``;
+errors are ``{"error_code": ..., "message": ...}`` with the code's HTTP status. Boolean
+query parameters are read as Java reads them (``true`` in any case is true), and unknown
+parameters are ignored, as Jersey does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from schema_registry.errors import RegistryError
+from schema_registry.service import Registry, SchemaRequest
+
+__all__ = ["CONTENT_TYPE", "create_app"]
+
+CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
+
+
+def _json(body: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(body), status_code=status, media_type=CONTENT_TYPE)
+
+
+def _flag(request: Request, name: str) -> bool:
+    return request.query_params.get(name, "false").strip().lower() == "true"
+
+
+def _id(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise RegistryError(404, 40403, f"Schema {text} not found") from None
+
+
+async def _body(request: Request) -> Any:
+    raw = await request.body()
+    try:
+        return orjson.loads(raw) if raw.strip() else None
+    except orjson.JSONDecodeError as exc:
+        raise RegistryError(400, 400, f"the request body is not JSON: {exc}") from None
+
+
+def create_app(registry: Registry) -> FastAPI:
+    app = FastAPI(title="Sluiceway Schema Registry", docs_url=None, redoc_url=None)
+
+    @app.exception_handler(RegistryError)
+    async def registry_error(_: Request, exc: RegistryError) -> Response:
+        return _json({"error_code": exc.code, "message": exc.message}, exc.status)
+
+    @app.get("/")
+    def root() -> Response:
+        return _json({})
+
+    # -- schemas ----------------------------------------------------------------------------------
+
+    @app.get("/schemas/types")
+    def schema_types() -> Response:
+        return _json(registry.schema_types())
+
+    @app.get("/schemas/ids/{schema_id}")
+    def schema_by_id(schema_id: str, request: Request) -> Response:
+        return _json(registry.schema_by_id(_id(schema_id), request.query_params.get("subject")))
+
+    @app.get("/schemas/ids/{schema_id}/schema")
+    def raw_schema_by_id(schema_id: str) -> Response:
+        schema = registry.schema_by_id(_id(schema_id))["schema"]
+        return Response(schema, media_type=CONTENT_TYPE)
+
+    @app.get("/schemas/ids/{schema_id}/subjects")
+    def subjects_of_id(schema_id: str, request: Request) -> Response:
+        return _json(registry.subjects_of_id(_id(schema_id), _flag(request, "deleted")))
+
+    @app.get("/schemas/ids/{schema_id}/versions")
+    def versions_of_id(schema_id: str, request: Request) -> Response:
+        return _json(registry.versions_of_id(_id(schema_id), _flag(request, "deleted")))
+
+    # -- subjects ---------------------------------------------------------------------------------
+
+    @app.get("/subjects")
+    def subjects(request: Request) -> Response:
+        q = request.query_params
+        prefix = q.get("subjectPrefix") or q.get("subject") or ""
+        deleted_only = _flag(request, "deletedOnly") or _flag(request, "deleted_only")
+        return _json(registry.subjects(prefix, _flag(request, "deleted"), deleted_only))
+
+    @app.post("/subjects/{subject}")
+    async def lookup(subject: str, request: Request) -> Response:
+        body = SchemaRequest(await _body(request))
+        return _json(
+            await run_in_threadpool(
+                registry.lookup, subject, body, _flag(request, "normalize"), _flag(request, "deleted")
+            )
+        )
+
+    @app.delete("/subjects/{subject}")
+    def delete_subject(subject: str, request: Request) -> Response:
+        return _json(registry.delete_subject(subject, _flag(request, "permanent")))
+
+    @app.get("/subjects/{subject}/versions")
+    def versions(subject: str, request: Request) -> Response:
+        deleted_only = _flag(request, "deletedOnly") or _flag(request, "deleted_only")
+        return _json(registry.versions(subject, _flag(request, "deleted"), deleted_only))
+
+    @app.post("/subjects/{subject}/versions")
+    async def register(subject: str, request: Request) -> Response:
+        body = SchemaRequest(await _body(request))
+        return _json(await run_in_threadpool(registry.register, subject, body, _flag(request, "normalize")))
+
+    @app.get("/subjects/{subject}/versions/{version}")
+    def version(subject: str, version: str, request: Request) -> Response:
+        return _json(registry.version(subject, version, _flag(request, "deleted")))
+
+    @app.get("/subjects/{subject}/versions/{version}/schema")
+    def raw_version(subject: str, version: str, request: Request) -> Response:
+        schema = registry.version(subject, version, _flag(request, "deleted"))["schema"]
+        return Response(schema, media_type=CONTENT_TYPE)
+
+    @app.get("/subjects/{subject}/versions/{version}/referencedby")
+    def referenced_by(subject: str, version: str) -> Response:
+        return _json(registry.referenced_by(subject, version))
+
+    @app.delete("/subjects/{subject}/versions/{version}")
+    def delete_version(subject: str, version: str, request: Request) -> Response:
+        return _json(registry.delete_version(subject, version, _flag(request, "permanent")))
+
+    # -- compatibility ----------------------------------------------------------------------------
+
+    @app.post("/compatibility/subjects/{subject}/versions/{version}")
+    async def check_version(subject: str, version: str, request: Request) -> Response:
+        body = SchemaRequest(await _body(request))
+        return _json(
+            await run_in_threadpool(
+                registry.check, subject, version, body, _flag(request, "normalize"), _flag(request, "verbose")
+            )
+        )
+
+    @app.post("/compatibility/subjects/{subject}/versions")
+    async def check_all(subject: str, request: Request) -> Response:
+        body = SchemaRequest(await _body(request))
+        return _json(
+            await run_in_threadpool(
+                registry.check, subject, None, body, _flag(request, "normalize"), _flag(request, "verbose")
+            )
+        )
+
+    # -- config -----------------------------------------------------------------------------------
+
+    @app.get("/config")
+    def global_config() -> Response:
+        return _json(registry.get_config(None, True))
+
+    @app.put("/config")
+    async def put_global_config(request: Request) -> Response:
+        return _json(await run_in_threadpool(registry.put_config, None, await _body(request)))
+
+    @app.delete("/config")
+    def delete_global_config() -> Response:
+        return _json(registry.delete_config(None))
+
+    @app.get("/config/{subject}")
+    def subject_config(subject: str, request: Request) -> Response:
+        return _json(registry.get_config(subject, _flag(request, "defaultToGlobal")))
+
+    @app.put("/config/{subject}")
+    async def put_subject_config(subject: str, request: Request) -> Response:
+        return _json(await run_in_threadpool(registry.put_config, subject, await _body(request)))
+
+    @app.delete("/config/{subject}")
+    def delete_subject_config(subject: str) -> Response:
+        return _json(registry.delete_config(subject))
+
+    # -- mode -------------------------------------------------------------------------------------
+
+    @app.get("/mode")
+    def global_mode() -> Response:
+        return _json(registry.get_mode(None, True))
+
+    @app.put("/mode")
+    async def put_global_mode(request: Request) -> Response:
+        return _json(
+            await run_in_threadpool(registry.put_mode, None, await _body(request), _flag(request, "force"))
+        )
+
+    @app.get("/mode/{subject}")
+    def subject_mode(subject: str, request: Request) -> Response:
+        return _json(registry.get_mode(subject, _flag(request, "defaultToGlobal")))
+
+    @app.put("/mode/{subject}")
+    async def put_subject_mode(subject: str, request: Request) -> Response:
+        return _json(
+            await run_in_threadpool(registry.put_mode, subject, await _body(request), _flag(request, "force"))
+        )
+
+    @app.delete("/mode/{subject}")
+    def delete_subject_mode(subject: str) -> Response:
+        return _json(registry.delete_mode(subject))
+
+    return app

@@ -1,0 +1,224 @@
+"""Running the registry: its configuration (Confluent's keys) and ``sluiceway schema-registry``.
+
+    sluiceway schema-registry [schema-registry.properties] [--override key=value ...]
+
+Keys (Confluent's names and defaults): ``listeners`` (http://0.0.0.0:8081),
+``kafkastore.bootstrap.servers`` (required), ``kafkastore.topic`` (_schemas),
+``kafkastore.topic.replication.factor`` (3), ``kafkastore.timeout.ms`` (500),
+``kafkastore.init.timeout.ms`` (60000), ``schema.compatibility.level`` (backward),
+``kafkastore.security.protocol`` and ``kafkastore.sasl.mechanism`` /
+``kafkastore.sasl.username`` / ``kafkastore.sasl.password`` for the store's client.
+``schema.registry.group.id``, ``leader.eligibility`` and ``host.name`` are read for the
+primary election of several instances, which this version does not do yet: run one
+instance per ``kafkastore.topic``.
+
+``RegistryServer`` also runs in-process (a worker's embedded registry, tests): ``start``
+serves on a thread and returns once the store is read and the port is open.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import uvicorn
+from jproperties import Properties
+
+from schema_registry.compatibility import LEVELS
+from schema_registry.rest import create_app
+from schema_registry.service import Registry
+from schema_registry.state import RegistryState
+from schema_registry.store import SchemaTopic, StoreError
+
+__all__ = ["ConfigError", "RegistryConfig", "RegistryServer", "main"]
+
+log = logging.getLogger("schema_registry")
+
+
+class ConfigError(ValueError):
+    """A setting that cannot be used; the message names it."""
+
+
+def _int(values: Mapping[str, str], key: str, default: int) -> int:
+    raw = values.get(key)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigError(f"{key}={raw}: not an integer") from None
+
+
+@dataclass(frozen=True)
+class RegistryConfig:
+    host: str
+    port: int
+    bootstrap: str
+    topic: str
+    replication_factor: int
+    timeout_ms: int
+    init_timeout_ms: int
+    compatibility_level: str
+    client: dict[str, Any]
+
+    @classmethod
+    def parse(cls, values: Mapping[str, str]) -> RegistryConfig:
+        listeners = values.get("listeners", "http://0.0.0.0:8081")
+        first = listeners.split(",")[0].strip()
+        url = urlsplit(first)
+        if url.scheme != "http" or not url.hostname or url.port is None:
+            raise ConfigError(f"listeners={listeners}: expected http://host:port (https is not served yet)")
+        bootstrap = values.get("kafkastore.bootstrap.servers", "").strip()
+        if not bootstrap:
+            raise ConfigError(
+                "kafkastore.bootstrap.servers is required: the Kafka cluster that holds the schemas"
+            )
+        # Kafka's listener form (PLAINTEXT://host:port) names the same address.
+        bootstrap = ",".join(b.split("://", 1)[-1].strip() for b in bootstrap.split(","))
+        level = values.get("schema.compatibility.level", "backward").strip().upper()
+        if level not in LEVELS:
+            raise ConfigError(
+                f"schema.compatibility.level={level.lower()}: not one of {', '.join(LEVELS).lower()}"
+            )
+        client: dict[str, Any] = {"bootstrap.servers": bootstrap}
+        for ours, theirs in (
+            ("kafkastore.security.protocol", "security.protocol"),
+            ("kafkastore.sasl.mechanism", "sasl.mechanism"),
+            ("kafkastore.sasl.username", "sasl.username"),
+            ("kafkastore.sasl.password", "sasl.password"),
+        ):
+            if values.get(ours):
+                client[theirs] = values[ours]
+        return cls(
+            host=url.hostname,
+            port=url.port,
+            bootstrap=bootstrap,
+            topic=values.get("kafkastore.topic", "_schemas"),
+            replication_factor=_int(values, "kafkastore.topic.replication.factor", 3),
+            timeout_ms=_int(values, "kafkastore.timeout.ms", 500),
+            init_timeout_ms=_int(values, "kafkastore.init.timeout.ms", 60_000),
+            compatibility_level=level,
+            client=client,
+        )
+
+
+class RegistryServer:
+    def __init__(self, config: RegistryConfig) -> None:
+        self.config = config
+        self.state = RegistryState()
+        self.lock = threading.Lock()
+        self.store = SchemaTopic(
+            config.client,
+            config.topic,
+            self.state.apply,
+            self.lock,
+            replication_factor=config.replication_factor,
+            timeout_s=config.timeout_ms / 1000,
+            init_timeout_s=config.init_timeout_ms / 1000,
+        )
+        self.registry = Registry(self.store, self.state, self.lock, config.compatibility_level)
+        self.app = create_app(self.registry)
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.config.host in ("0.0.0.0", "::") else self.config.host
+        return f"http://{host}:{self.config.port}"
+
+    def _uvicorn(self) -> uvicorn.Server:
+        return uvicorn.Server(
+            uvicorn.Config(
+                self.app, host=self.config.host, port=self.config.port, log_level="warning", lifespan="off"
+            )
+        )
+
+    def start(self, timeout_s: float = 30.0) -> RegistryServer:
+        """Read the store, then serve on a thread; returns once requests are answered."""
+        self.store.start()
+        self._server = self._uvicorn()
+        self._thread = threading.Thread(target=self._server.run, name="schema-registry-http", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.store.stop()
+                raise StoreError(f"the registry could not listen on {self.config.host}:{self.config.port}")
+            time.sleep(0.02)
+        log.info("Schema Registry listening on %s (store: topic %s)", self.url, self.config.topic)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(10)
+        self.store.stop()
+
+    def run(self) -> None:
+        """Serve in this thread (the main one) until SIGTERM or SIGINT."""
+        self.store.start()
+        # uvicorn shuts down on SIGTERM and SIGINT, then raises the signal again once the
+        # handlers it replaced are back: these make that a clean exit (status 0).
+        signal.signal(signal.SIGTERM, lambda *_: None)
+        signal.signal(signal.SIGINT, lambda *_: None)
+        server = self._uvicorn()
+        log.info("Schema Registry listening on %s (store: topic %s)", self.url, self.config.topic)
+        try:
+            server.run()
+        finally:
+            self.store.stop()
+
+
+def load_values(path: str | None, overrides: list[str]) -> dict[str, str]:
+    values: dict[str, str] = {}
+    if path is not None:
+        props = Properties()
+        try:
+            with Path(path).open("rb") as f:
+                props.load(f, "utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+        values.update({k: v.data for k, v in props.items()})
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--override {item!r}: expected key=value")
+        values[key.strip()] = value.strip()
+    return values
+
+
+def main(argv: list[str] | None = None, prog: str = "sluiceway schema-registry") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description="Run the Confluent-compatible Schema Registry.")
+    parser.add_argument("config", nargs="?", help="a schema-registry.properties file")
+    parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--log-level", default="INFO")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper(), logging.INFO),
+        format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)",
+        stream=sys.stderr,
+    )
+    try:
+        config = RegistryConfig.parse(load_values(args.config, args.override))
+    except ConfigError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    server = RegistryServer(config)
+    try:
+        server.run()
+    except StoreError as exc:
+        log.error("%s", exc)
+        return 1
+    except KeyboardInterrupt:
+        pass
+    return 0
