@@ -1,5 +1,6 @@
 """Built-in converters, compatible with Kafka Connect's (Java class names are accepted as aliases)."""
 
+from connect.converters.avro import AvroConverter
 from connect.converters.bytes import ByteArrayConverter
 from connect.converters.header import SimpleHeaderConverter
 from connect.converters.json import JsonConverter
@@ -14,6 +15,7 @@ from connect.converters.numbers import (
 from connect.converters.string import StringConverter
 
 __all__ = [
+    "AvroConverter",
     "ByteArrayConverter",
     "DoubleConverter",
     "FloatConverter",

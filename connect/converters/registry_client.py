@@ -1,0 +1,174 @@
+"""A Schema Registry client for the schema converters: Confluent's REST API over HTTP
+(the registry's internals are never imported), with the caches that keep converting
+free of HTTP calls once a schema is known.
+
+``schema.registry.url`` may list several URLs: a request that cannot reach one tries the
+next. Credentials come from ``basic.auth.user.info`` (``basic.auth.credentials.source=
+USER_INFO``) or from the URL itself (``URL``); error messages show URLs with them masked.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import httpx
+
+from connect.api import ConnectException, DataException
+
+__all__ = ["RegistryClient", "RegistryClientError"]
+
+
+class RegistryClientError(DataException):
+    """The registry answered with an error (``status`` and Confluent's ``code``)."""
+
+    def __init__(self, message: str, status: int, code: int) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+def _masked(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None and parts.username is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host += f":{parts.port}"
+    return urlunsplit((parts.scheme, f"***:***@{host}", parts.path, parts.query, parts.fragment))
+
+
+class RegistryClient:
+    def __init__(self, configs: Mapping[str, Any], timeout_s: float = 30.0) -> None:
+        raw = str(configs.get("schema.registry.url") or "").strip()
+        if not raw:
+            raise ConnectException(
+                "schema.registry.url is required: the Schema Registry's URL (a comma list)"
+            )
+        self.urls = [u.strip().rstrip("/") for u in raw.split(",") if u.strip()]
+        source = str(configs.get("basic.auth.credentials.source", "URL")).upper()
+        auth: tuple[str, str] | None = None
+        if source == "USER_INFO":
+            info = str(configs.get("basic.auth.user.info", ""))
+            user, sep, password = info.partition(":")
+            if not sep:
+                raise ConnectException(
+                    "basic.auth.user.info must be user:password with basic.auth.credentials.source=USER_INFO"
+                )
+            auth = (user, password)
+        elif source not in ("URL", "SASL_INHERIT"):
+            raise ConnectException(
+                f"basic.auth.credentials.source={source}: expected URL, USER_INFO or SASL_INHERIT"
+            )
+        self._client = httpx.Client(timeout=timeout_s, auth=auth)
+        self._lock = threading.Lock()
+        self._schemas: dict[int, dict[str, Any]] = {}  # id -> GET /schemas/ids/{id}
+        self._ids: dict[tuple[str, str], int] = {}  # (subject, schema) -> id
+        self._latest: dict[str, dict[str, Any]] = {}
+        self._versions: dict[tuple[str, int], dict[str, Any]] = {}
+
+    @property
+    def shown_urls(self) -> str:
+        return ",".join(_masked(u) for u in self.urls)
+
+    def _request(self, method: str, path: str, body: Any = None) -> Any:
+        failures = []
+        for url in self.urls:
+            try:
+                response = self._client.request(
+                    method,
+                    url + path,
+                    json=body,
+                    headers={"Content-Type": "application/vnd.schemaregistry.v1+json"},
+                )
+            except httpx.HTTPError as exc:
+                failures.append(f"{_masked(url)}: {exc}")
+                continue
+            if response.status_code >= 500 and len(self.urls) > 1:
+                failures.append(f"{_masked(url)}: HTTP {response.status_code}")
+                continue
+            if response.status_code >= 400:
+                try:
+                    error = response.json()
+                    code, message = (
+                        int(error.get("error_code", response.status_code)),
+                        str(error.get("message")),
+                    )
+                except (ValueError, AttributeError):
+                    code, message = response.status_code, response.text[:500]
+                raise RegistryClientError(
+                    f"Schema Registry {_masked(url)} answered {method} {path} with {response.status_code} "
+                    f"(error {code}): {message}",
+                    response.status_code,
+                    code,
+                )
+            return response.json()
+        raise ConnectException(f"Schema Registry unreachable at {self.shown_urls}: {'; '.join(failures)}")
+
+    def register(self, subject: str, schema: str, schema_type: str = "AVRO", normalize: bool = False) -> int:
+        key = (subject, schema)
+        with self._lock:
+            known = self._ids.get(key)
+        if known is not None:
+            return known
+        body: dict[str, Any] = {"schema": schema}
+        if schema_type != "AVRO":
+            body["schemaType"] = schema_type
+        query = "?normalize=true" if normalize else ""
+        schema_id = int(
+            self._request("POST", f"/subjects/{quote(subject, safe='')}/versions{query}", body)["id"]
+        )
+        with self._lock:
+            self._ids[key] = schema_id
+        return schema_id
+
+    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO") -> int:
+        key = (subject, schema)
+        with self._lock:
+            known = self._ids.get(key)
+        if known is not None:
+            return known
+        body: dict[str, Any] = {"schema": schema}
+        if schema_type != "AVRO":
+            body["schemaType"] = schema_type
+        schema_id = int(self._request("POST", f"/subjects/{quote(subject, safe='')}", body)["id"])
+        with self._lock:
+            self._ids[key] = schema_id
+        return schema_id
+
+    def schema(self, schema_id: int) -> dict[str, Any]:
+        with self._lock:
+            known = self._schemas.get(schema_id)
+        if known is not None:
+            return known
+        found = self._request("GET", f"/schemas/ids/{schema_id}")
+        with self._lock:
+            self._schemas[schema_id] = found
+        return dict(found)
+
+    def version(self, subject: str, version: int) -> dict[str, Any]:
+        """``GET /subjects/{subject}/versions/{version}`` (a version's schema never changes: kept)."""
+        key = (subject, version)
+        with self._lock:
+            known = self._versions.get(key)
+        if known is not None:
+            return known
+        found = self._request("GET", f"/subjects/{quote(subject, safe='')}/versions/{version}")
+        with self._lock:
+            self._versions[key] = found
+        return dict(found)
+
+    def latest(self, subject: str) -> dict[str, Any]:
+        with self._lock:
+            known = self._latest.get(subject)
+        if known is not None:
+            return known
+        found = self._request("GET", f"/subjects/{quote(subject, safe='')}/versions/latest")
+        with self._lock:
+            self._latest[subject] = found
+        return dict(found)
+
+    def close(self) -> None:
+        self._client.close()
