@@ -20,7 +20,8 @@ This package imports nothing from the runtime; plugins import only from here.
 - ``compile_java_regex``: the Java regexes Kafka configs carry, compiled for Python.
 
 Modules imported on their own, for sinks that need them: ``connect.api.arrow`` (records as
-Arrow tables; needs pyarrow), ``connect.api.json_values`` (Connect values as JSON values),
+Arrow tables; needs pyarrow), ``connect.api.avro`` (Connect schemas and values as Avro, the
+way Confluent's AvroData maps them), ``connect.api.json_values`` (Connect values as JSON values),
 ``connect.api.retry`` (jittered exponential backoff), ``connect.api.java_dates`` (Java date
 patterns: SimpleDateFormat's, which Kafka's transformations take, and Joda-Time's, which
 Confluent's storage partitioners take).

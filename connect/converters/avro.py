@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 import fastavro
 
 from connect.api import ConnectException, Converter, DataException, Headers, Schema, SchemaAndValue
-from connect.converters.avro_data import AvroData
+from connect.api.avro import AvroData
 from connect.converters.config_values import config_bool
 from connect.converters.registry_client import RegistryClient
 

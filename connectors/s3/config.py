@@ -30,12 +30,17 @@ FORMATS = {
     "io.confluent.connect.s3.format.json.JsonFormat": "json",
     "io.confluent.connect.s3.format.parquet.ParquetFormat": "parquet",
     "io.confluent.connect.s3.format.bytearray.ByteArrayFormat": "bytearray",
+    "io.confluent.connect.s3.format.avro.AvroFormat": "avro",
     "JsonFormat": "json",
+    "AvroFormat": "avro",
     "ParquetFormat": "parquet",
     "ByteArrayFormat": "bytearray",
 }
 
 
+AvroCodec = Annotated[
+    Literal["null", "deflate", "snappy", "bzip2", "xz", "zstandard"], BeforeValidator(lower_case)
+]
 NullValues = Annotated[Literal["ignore", "fail"], BeforeValidator(lower_case)]
 Compression = Annotated[Literal["none", "gzip"], BeforeValidator(lower_case)]
 DecimalFormat = Annotated[Literal["BASE64", "NUMERIC"], BeforeValidator(upper_case)]
@@ -142,7 +147,8 @@ class S3SinkConfig(ConnectorConfig):
     format_class: str = Field(
         alias="format.class",
         description="io.confluent.connect.s3.format.json.JsonFormat (JSON lines), "
-        "...parquet.ParquetFormat or ...bytearray.ByteArrayFormat (raw values).",
+        "...avro.AvroFormat (Avro container files), ...parquet.ParquetFormat or "
+        "...bytearray.ByteArrayFormat (raw values).",
         json_schema_extra=_storage("HIGH"),
     )
     flush_size: int = Field(
@@ -184,6 +190,12 @@ class S3SinkConfig(ConnectorConfig):
         "snappy",
         alias="parquet.codec",
         description="Parquet compression codec; it names the extension too (.snappy.parquet).",
+        json_schema_extra=_storage("LOW"),
+    )
+    avro_codec: AvroCodec = Field(
+        "null",
+        alias="avro.codec",
+        description="Avro container files' block codec: null, deflate, snappy, bzip2, xz or zstandard.",
         json_schema_extra=_storage("LOW"),
     )
     format_bytearray_extension: str = Field(
@@ -262,8 +274,8 @@ class S3SinkConfig(ConnectorConfig):
                 ConfigIssue(
                     "format.class",
                     f"{fmt} is not a format this sink writes: use "
-                    "io.confluent.connect.s3.format.json.JsonFormat, ...parquet.ParquetFormat or "
-                    "...bytearray.ByteArrayFormat",
+                    "io.confluent.connect.s3.format.json.JsonFormat, ...avro.AvroFormat, "
+                    "...parquet.ParquetFormat or ...bytearray.ByteArrayFormat",
                 )
             )
         key, secret = props.get("aws.access.key.id"), props.get("aws.secret.access.key")
@@ -281,6 +293,13 @@ class S3SinkConfig(ConnectorConfig):
         ):
             found.append(
                 ConfigIssue("s3.compression.type", "Parquet compresses itself: set parquet.codec instead")
+            )
+        if (
+            FORMATS.get(fmt) == "avro"
+            and str(props.get("s3.compression.type", "none")).strip().lower() == "gzip"
+        ):
+            found.append(
+                ConfigIssue("s3.compression.type", "Avro files compress their blocks: set avro.codec instead")
             )
         try:
             from connectors.s3.partitioners import make_partitioner, make_timestamp_extractor

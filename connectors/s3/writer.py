@@ -175,6 +175,12 @@ class PartitionWriter:
                 file.append(record)
                 key = self.naming.key(record.topic, directory, self.tp.partition, offset)
                 self.open[directory] = _Open(key, offset, file)
+            elif not target.file.fits(record):
+                self.rotate()  # a new schema: the open objects are committed, the record starts anew
+                file = self.fmt.open()
+                file.append(record)
+                key = self.naming.key(record.topic, directory, self.tp.partition, offset)
+                self.open[directory] = _Open(key, offset, file)
             else:
                 target.file.append(record)
         except DataException as exc:

@@ -174,3 +174,51 @@ def test_gzipped_json_texts_and_formats_that_do_not_copy_json() -> None:
     ):
         assert not other.copies_json_text
         assert other.open().extend_texts([b'{"a":1}']) == 0
+
+
+def test_avro_container_files_deterministic_in_each_codec() -> None:
+    import fastavro
+
+    for codec in ("null", "deflate", "snappy", "bzip2", "xz", "zstandard"):
+        f = fmt(**{"format.class": "io.confluent.connect.s3.format.avro.AvroFormat", "avro.codec": codec})
+        assert f.extension == ".avro"
+        outs = []
+        for _ in range(2):
+            out = f.open()
+            for i in range(3):
+                assert out.fits(rec(struct(i), i, SCHEMA))
+                out.append(rec(struct(i), i, SCHEMA))
+            done = out.finish()
+            assert done.rows == 3
+            outs.append(content(done))
+        assert outs[0] == outs[1], codec  # the same records, the same object
+        reader = fastavro.reader(io.BytesIO(outs[0]))
+        assert reader.codec == codec
+        assert [r["id"] for r in reader] == [0, 1, 2]
+        rows = list(fastavro.reader(io.BytesIO(outs[0])))
+        assert rows[0]["amount"] == decimal.Decimal("1.50")
+        assert rows[0]["at"] == dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+
+def test_avro_files_hold_one_schema_and_need_one() -> None:
+    f = fmt(**{"format.class": "io.confluent.connect.s3.format.avro.AvroFormat"})
+    out = f.open()
+    out.append(rec(struct(1), 0, SCHEMA))
+    other = SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA).build()
+    assert not out.fits(rec(Struct(other).put("id", 1), 1, other))  # a new schema: the next file
+    with pytest.raises(DataException, match="has no value schema"):
+        out.append(rec({"id": 1}, 2))
+    assert out.extend([rec(struct(2), 3, SCHEMA), rec(struct(3), 4, SCHEMA)])
+    assert not out.extend([rec(struct(4), 5, SCHEMA), rec(Struct(other).put("id", 1), 6, other)])
+    assert out.finish().rows == 3
+
+
+def test_avro_with_gzip_on_top_is_refused() -> None:
+    problems = S3SinkConfig.problems(
+        {
+            **BASE,
+            "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
+            "s3.compression.type": "gzip",
+        }
+    )
+    assert [p.key for p in problems] == ["s3.compression.type"]

@@ -1,4 +1,5 @@
-"""Connect schemas and values to Avro and back, the way Confluent's ``AvroData`` maps them,
+"""Connect schemas and values to Avro and back, the way Confluent's ``AvroData`` maps them
+(the AvroConverter's mapping, and the S3 sink's AvroFormat's),
 so that schemas registered from here equal those Kafka Connect registers and records
 read as the same Connect data on either side.
 
