@@ -34,6 +34,7 @@ from connect.rest.tls import client_context, tls_settings_from
 from connect.runtime.client_security import ClientSecurityError, librdkafka_security
 from connect.runtime.config import DistributedConfig
 from connect.runtime.embedded_broker import EmbeddedBrokerHandle, start_embedded_broker
+from connect.runtime.embedded_registry import EmbeddedRegistryHandle, start_embedded_registry
 from connect.runtime.heap import freeze_startup_heap
 from connect.runtime.plugins import Plugins
 from connect.runtime.properties import PropertiesError, PropertiesFile, load
@@ -83,6 +84,7 @@ class DistributedRuntime:
     herder: DistributedHerder
     rest: RestServer
     broker: EmbeddedBrokerHandle | None = None
+    registry: EmbeddedRegistryHandle | None = None
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
@@ -96,6 +98,8 @@ class DistributedRuntime:
         await self.herder.stop()
         await self.rest.stop()
         await asyncio.to_thread(_stop_stores, self.herder)
+        if self.registry is not None:
+            await asyncio.to_thread(self.registry.stop)
         if self.broker is not None:
             await asyncio.to_thread(self.broker.stop)
         self.stopped.set()
@@ -131,7 +135,9 @@ def _stop_stores(herder: DistributedHerder) -> None:
 
 async def start(config: DistributedConfig) -> DistributedRuntime:
     broker = await asyncio.to_thread(start_embedded_broker, config) if config.embedded_broker_enable else None
+    registry: EmbeddedRegistryHandle | None = None
     try:
+        registry = await asyncio.to_thread(start_embedded_registry, config)
         plugins = Plugins(config.plugin_path)
         # The internal topics' clients and the group membership take the worker's security
         # settings, nothing else.
@@ -209,8 +215,10 @@ async def start(config: DistributedConfig) -> DistributedRuntime:
         # known once the REST server is bound (port 0 picks a free one).
         herder.url = rest.url
         worker.worker_id = rest.worker_id
-        runtime = DistributedRuntime(config, herder, rest, broker)
+        runtime = DistributedRuntime(config, herder, rest, broker, registry)
     except BaseException:
+        if registry is not None:
+            registry.stop()
         if broker is not None:
             broker.stop()
         raise

@@ -26,6 +26,7 @@ from connect.rest.app import create_app
 from connect.rest.server import RestServer
 from connect.runtime.config import StandaloneConfig, as_strings
 from connect.runtime.embedded_broker import EmbeddedBrokerHandle, start_embedded_broker
+from connect.runtime.embedded_registry import EmbeddedRegistryHandle, start_embedded_registry
 from connect.runtime.heap import freeze_startup_heap
 from connect.runtime.logging_context import ContextFilter
 from connect.runtime.plugins import Plugins
@@ -81,6 +82,7 @@ class StandaloneRuntime:
     herder: StandaloneHerder
     rest: RestServer
     broker: EmbeddedBrokerHandle | None = None
+    registry: EmbeddedRegistryHandle | None = None
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
@@ -93,6 +95,8 @@ class StandaloneRuntime:
         log.info("stopping the standalone worker")
         await self.herder.stop()
         await self.rest.stop()
+        if self.registry is not None:
+            await asyncio.to_thread(self.registry.stop)
         if self.broker is not None:
             await asyncio.to_thread(self.broker.stop)
         self.stopped.set()
@@ -101,7 +105,9 @@ class StandaloneRuntime:
 
 async def start(config: StandaloneConfig, connectors: Sequence[PropertiesFile] = ()) -> StandaloneRuntime:
     broker = await asyncio.to_thread(start_embedded_broker, config) if config.embedded_broker_enable else None
+    registry: EmbeddedRegistryHandle | None = None
     try:
+        registry = await asyncio.to_thread(start_embedded_registry, config)
         plugins = Plugins(config.plugin_path)
         statuses = MemoryStatusBackingStore()
         worker = Worker(
@@ -118,8 +124,10 @@ async def start(config: StandaloneConfig, connectors: Sequence[PropertiesFile] =
         )
         await rest.start()
         worker.worker_id = rest.worker_id
-        runtime = StandaloneRuntime(config, herder, rest, broker)
+        runtime = StandaloneRuntime(config, herder, rest, broker, registry)
     except BaseException:
+        if registry is not None:
+            registry.stop()
         if broker is not None:
             broker.stop()
         raise
