@@ -39,6 +39,9 @@ operate a broker (Kafka protocol; works against Apache Kafka too):
   consumer-groups   list, describe lag, reset offsets, delete groups (kafka-consumer-groups)
   configs           describe and alter topic configs (kafka-configs)
 
+work with a Schema Registry (REST API):
+  schemas           list, show, register, check, delete schemas; compatibility levels
+
 write plugins:
   new               scaffold a source, sink or transform package
 
@@ -57,6 +60,7 @@ COMMANDS: dict[str, str] = {
     "distributed": "connect.distributed",
     "demo": "sluiceway.demo",
     "schema-registry": "schema_registry.server",
+    "schemas": "sluiceway.schemas",
     "ctl": "sluiceway.ctl.cli",
     "topics": "sluiceway.broker_tools.topics",
     "console-producer": "sluiceway.broker_tools.console_producer",
