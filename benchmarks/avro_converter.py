@@ -15,7 +15,8 @@ same registry, same run.
   baseline consumes the topic through ``AvroDeserializer`` and writes each record. Both
   are timed until the file holds every line.
 - registry: ``GET /schemas/ids/{id}`` lookups a second from 4 client processes, against a registry
-  in its own process (``python -m schema_registry``) on the same topic.
+  in its own process (``python -m schema_registry``) on the same topic; then 1,000 clients
+  at once each registering a schema of its own, counting answers that are not 200.
 
 The worker runs in its own process, the pipelines' registry in this one (it serves a
 handful of requests: both sides cache schemas). Targets (issue 23): source and sink >= 0.7x their
@@ -106,7 +107,7 @@ def raw_sink(bootstrap: str, url: str, topic: str, out: Path, n: int) -> float:
     return elapsed
 
 
-def lookups(bootstrap: str, schema_id: int, seconds: float = 3.0) -> float:
+def lookups(bootstrap: str, schema_id: int, seconds: float = 3.0) -> tuple[float, tuple[int, int, float]]:
     """GET /schemas/ids/{id} a second against a registry process of its own (in this
     process it would share the GIL with the clients)."""
     url = f"http://127.0.0.1:{free_port()}"
@@ -126,10 +127,35 @@ def lookups(bootstrap: str, schema_id: int, seconds: float = 3.0) -> float:
     )
     try:
         wait_for(lambda: _answers(url), 60)
-        return _hammer(url, schema_id, seconds)
+        return _hammer(url, schema_id, seconds), _crowd(url, 1000)
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def _crowd(url: str, clients: int) -> tuple[int, int, float]:
+    """``clients`` connections at once, each registering its own schema: (answers that were
+    200, answers that were 5xx or failed, seconds)."""
+    import asyncio
+
+    async def one(client: httpx.AsyncClient, i: int) -> int:
+        schema = {"type": "record", "name": f"Crowd{i}", "fields": [{"name": "f", "type": "long"}]}
+        try:
+            r = await client.post(
+                f"{url}/subjects/crowd-{i}-value/versions", json={"schema": json.dumps(schema)}
+            )
+        except httpx.HTTPError:
+            return 599
+        return r.status_code
+
+    async def crowd() -> list[int]:
+        limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+        async with httpx.AsyncClient(timeout=120, limits=limits) as client:
+            return await asyncio.gather(*(one(client, i) for i in range(clients)))
+
+    start = time.perf_counter()
+    codes = asyncio.run(crowd())
+    return codes.count(200), sum(1 for c in codes if c >= 500), time.perf_counter() - start
 
 
 def _answers(url: str) -> bool:
@@ -243,7 +269,7 @@ def main() -> int:
                 schema_id = (
                     SchemaRegistryClient({"url": url}).get_latest_version("raw-source-0-value").schema_id
                 )
-                rate = lookups(bootstrap, schema_id)
+                rate, (ok, failed, crowd_s) = lookups(bootstrap, schema_id)
             finally:
                 worker.stop()
                 registry.stop()
@@ -268,6 +294,10 @@ def main() -> int:
         + ")"
     )
     print(f"registry: {rate:,.0f} GET /schemas/ids/{{id}} a second from 4 client processes (target >= 1,000)")
+    print(
+        f"registry: 1,000 clients registering at once: {ok} registered, {failed} 5xx or failed, in "
+        f"{crowd_s:.1f} s (target: no 5xx)"
+    )
     return 0
 
 
