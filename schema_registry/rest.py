@@ -1,5 +1,10 @@
 """Confluent's Schema Registry REST API, path for path (``rest/resources/*Resource.java``).
 
+Reads are answered by any instance; writes (registrations, deletes, config and mode
+changes) by the primary (``election``): another instance forwards them to it and passes
+its answer back, as Confluent's followers do (50004 when no primary is known within a few
+seconds, 50003 when it cannot be reached).
+
 Requests may be ``application/vnd.schemaregistry.v1+json``, ``application/json`` or
 ``application/octet-stream``; answers are ``application/vnd.schemaregistry.v1+json``;
 errors are ``{"error_code": ..., "message": ...}`` with the code's HTTP status. Boolean
@@ -9,13 +14,17 @@ parameters are ignored, as Jersey does.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
+import httpx
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
+from schema_registry.election import Election
 from schema_registry.errors import RegistryError
 from schema_registry.service import Registry, SchemaRequest
 
@@ -47,7 +56,48 @@ async def _body(request: Request) -> Any:
         raise RegistryError(400, 400, f"the request body is not JSON: {exc}") from None
 
 
-def create_app(registry: Registry) -> FastAPI:
+_FORWARD_WAIT_S = 30.0  # a failover takes the primary's session timeout and a rebalance
+
+
+async def _forward(election: Election, request: Request) -> Response | None:
+    """The primary's answer to this write, when this instance is not the primary. A primary
+    that cannot be reached may be one that just died: the election is asked again until
+    another takes over, for as long as a failover takes."""
+    deadline = time.monotonic() + _FORWARD_WAIT_S
+    body = await request.body()
+    problem = ""
+    while True:
+        if election.is_primary:
+            return None
+        primary = await run_in_threadpool(election.wait_primary, max(deadline - time.monotonic(), 0.0))
+        if primary is None:
+            if problem:
+                raise RegistryError(
+                    500, 50003, f"Error while forwarding the request to the leader: {problem}"
+                )
+            raise RegistryError(500, 50004, "Unknown leader: no instance of this registry takes writes now")
+        if primary == election.url:
+            return None
+        url = primary.rstrip("/") + request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        try:
+            async with httpx.AsyncClient(timeout=60) as client:
+                answer = await client.request(
+                    request.method,
+                    url,
+                    content=body,
+                    headers={"Content-Type": request.headers.get("content-type", CONTENT_TYPE)},
+                )
+            return Response(answer.content, status_code=answer.status_code, media_type=CONTENT_TYPE)
+        except httpx.TransportError as exc:
+            problem = f"{primary}: {exc}"
+            if time.monotonic() > deadline:
+                raise RegistryError(
+                    500, 50003, f"Error while forwarding the request to the leader {problem}"
+                ) from None
+            await asyncio.sleep(0.5)
+
+
+def create_app(registry: Registry, election: Election) -> FastAPI:
     app = FastAPI(title="Sluiceway Schema Registry", docs_url=None, redoc_url=None)
 
     @app.exception_handler(RegistryError)
@@ -100,8 +150,10 @@ def create_app(registry: Registry) -> FastAPI:
         )
 
     @app.delete("/subjects/{subject}")
-    def delete_subject(subject: str, request: Request) -> Response:
-        return _json(registry.delete_subject(subject, _flag(request, "permanent")))
+    async def delete_subject(subject: str, request: Request) -> Response:
+        if (forwarded := await _forward(election, request)) is not None:
+            return forwarded
+        return _json(await run_in_threadpool(registry.delete_subject, subject, _flag(request, "permanent")))
 
     @app.get("/subjects/{subject}/versions")
     def versions(subject: str, request: Request) -> Response:
@@ -110,6 +162,8 @@ def create_app(registry: Registry) -> FastAPI:
 
     @app.post("/subjects/{subject}/versions")
     async def register(subject: str, request: Request) -> Response:
+        if (forwarded := await _forward(election, request)) is not None:
+            return forwarded
         body = SchemaRequest(await _body(request))
         return _json(await run_in_threadpool(registry.register, subject, body, _flag(request, "normalize")))
 
@@ -127,8 +181,12 @@ def create_app(registry: Registry) -> FastAPI:
         return _json(registry.referenced_by(subject, version))
 
     @app.delete("/subjects/{subject}/versions/{version}")
-    def delete_version(subject: str, version: str, request: Request) -> Response:
-        return _json(registry.delete_version(subject, version, _flag(request, "permanent")))
+    async def delete_version(subject: str, version: str, request: Request) -> Response:
+        if (forwarded := await _forward(election, request)) is not None:
+            return forwarded
+        return _json(
+            await run_in_threadpool(registry.delete_version, subject, version, _flag(request, "permanent"))
+        )
 
     # -- compatibility ----------------------------------------------------------------------------
 
@@ -158,11 +216,15 @@ def create_app(registry: Registry) -> FastAPI:
 
     @app.put("/config")
     async def put_global_config(request: Request) -> Response:
+        if (forwarded := await _forward(election, request)) is not None:
+            return forwarded
         return _json(await run_in_threadpool(registry.put_config, None, await _body(request)))
 
     @app.delete("/config")
-    def delete_global_config() -> Response:
-        return _json(registry.delete_config(None))
+    async def delete_global_config(request: Request) -> Response:
+        if (forwarded := await _forward(election, request)) is not None:
+            return forwarded
+        return _json(await run_in_threadpool(registry.delete_config, None))
 
     @app.get("/config/{subject}")
     def subject_config(subject: str, request: Request) -> Response:
@@ -170,11 +232,15 @@ def create_app(registry: Registry) -> FastAPI:
 
     @app.put("/config/{subject}")
     async def put_subject_config(subject: str, request: Request) -> Response:
+        if (forwarded := await _forward(election, request)) is not None:
+            return forwarded
         return _json(await run_in_threadpool(registry.put_config, subject, await _body(request)))
 
     @app.delete("/config/{subject}")
-    def delete_subject_config(subject: str) -> Response:
-        return _json(registry.delete_config(subject))
+    async def delete_subject_config(subject: str, request: Request) -> Response:
+        if (forwarded := await _forward(election, request)) is not None:
+            return forwarded
+        return _json(await run_in_threadpool(registry.delete_config, subject))
 
     # -- mode -------------------------------------------------------------------------------------
 
@@ -184,6 +250,8 @@ def create_app(registry: Registry) -> FastAPI:
 
     @app.put("/mode")
     async def put_global_mode(request: Request) -> Response:
+        if (forwarded := await _forward(election, request)) is not None:
+            return forwarded
         return _json(
             await run_in_threadpool(registry.put_mode, None, await _body(request), _flag(request, "force"))
         )
@@ -194,12 +262,16 @@ def create_app(registry: Registry) -> FastAPI:
 
     @app.put("/mode/{subject}")
     async def put_subject_mode(subject: str, request: Request) -> Response:
+        if (forwarded := await _forward(election, request)) is not None:
+            return forwarded
         return _json(
             await run_in_threadpool(registry.put_mode, subject, await _body(request), _flag(request, "force"))
         )
 
     @app.delete("/mode/{subject}")
-    def delete_subject_mode(subject: str) -> Response:
-        return _json(registry.delete_mode(subject))
+    async def delete_subject_mode(subject: str, request: Request) -> Response:
+        if (forwarded := await _forward(election, request)) is not None:
+            return forwarded
+        return _json(await run_in_threadpool(registry.delete_mode, subject))
 
     return app

@@ -8,9 +8,11 @@ Keys (Confluent's names and defaults): ``listeners`` (http://0.0.0.0:8081),
 ``kafkastore.init.timeout.ms`` (60000), ``schema.compatibility.level`` (backward),
 ``kafkastore.security.protocol`` and ``kafkastore.sasl.mechanism`` /
 ``kafkastore.sasl.username`` / ``kafkastore.sasl.password`` for the store's client.
-``schema.registry.group.id``, ``leader.eligibility`` and ``host.name`` are read for the
-primary election of several instances, which this version does not do yet: run one
-instance per ``kafkastore.topic``.
+Several instances on one topic elect a primary through the broker's group protocol
+(``election``): ``schema.registry.group.id`` (schema-registry), ``leader.eligibility``
+(true), ``kafkagroup.session.timeout.ms`` (10000), and ``host.name`` with the listener's
+port for the URL the others forward writes to (the listener's host unless it is a
+wildcard, then 127.0.0.1).
 
 ``RegistryServer`` also runs in-process (a worker's embedded registry, tests): ``start``
 serves on a thread and returns once the store is read and the port is open.
@@ -34,6 +36,7 @@ import uvicorn
 from jproperties import Properties
 
 from schema_registry.compatibility import LEVELS
+from schema_registry.election import Election
 from schema_registry.rest import create_app
 from schema_registry.service import Registry
 from schema_registry.state import RegistryState
@@ -69,6 +72,10 @@ class RegistryConfig:
     init_timeout_ms: int
     compatibility_level: str
     client: dict[str, Any]
+    group_id: str = "schema-registry"
+    eligible: bool = True
+    session_timeout_ms: int = 10_000
+    advertised_host: str = "127.0.0.1"
 
     @classmethod
     def parse(cls, values: Mapping[str, str]) -> RegistryConfig:
@@ -98,7 +105,17 @@ class RegistryConfig:
         ):
             if values.get(ours):
                 client[theirs] = values[ours]
+        eligible = values.get("leader.eligibility", "true").strip().lower()
+        if eligible not in ("true", "false"):
+            raise ConfigError(f"leader.eligibility={eligible}: expected true or false")
+        advertised = values.get("host.name", "").strip() or (
+            "127.0.0.1" if url.hostname in ("0.0.0.0", "::") else url.hostname
+        )
         return cls(
+            group_id=values.get("schema.registry.group.id", "schema-registry"),
+            eligible=eligible == "true",
+            session_timeout_ms=_int(values, "kafkagroup.session.timeout.ms", 10_000),
+            advertised_host=advertised,
             host=url.hostname,
             port=url.port,
             bootstrap=bootstrap,
@@ -126,7 +143,15 @@ class RegistryServer:
             init_timeout_s=config.init_timeout_ms / 1000,
         )
         self.registry = Registry(self.store, self.state, self.lock, config.compatibility_level)
-        self.app = create_app(self.registry)
+        self.election = Election(
+            config.client,
+            config.topic,
+            config.group_id,
+            f"http://{config.advertised_host}:{config.port}",
+            config.eligible,
+            config.session_timeout_ms,
+        )
+        self.app = create_app(self.registry, self.election)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -154,10 +179,12 @@ class RegistryServer:
                 self.store.stop()
                 raise StoreError(f"the registry could not listen on {self.config.host}:{self.config.port}")
             time.sleep(0.02)
+        self.election.start()
         log.info("Schema Registry listening on %s (store: topic %s)", self.url, self.config.topic)
         return self
 
     def stop(self) -> None:
+        self.election.stop()
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
@@ -173,9 +200,12 @@ class RegistryServer:
         signal.signal(signal.SIGINT, lambda *_: None)
         server = self._uvicorn()
         log.info("Schema Registry listening on %s (store: topic %s)", self.url, self.config.topic)
+        # The election joins once the listener is up (the others may forward at once).
+        threading.Thread(target=self.election.start, name="schema-registry-join", daemon=True).start()
         try:
             server.run()
         finally:
+            self.election.stop()
             self.store.stop()
 
 

@@ -20,7 +20,7 @@ from tests.support import ROOT, free_port
 
 
 class RegistryProcess:
-    def __init__(self, bootstrap: str, topic: str, port: int, work: Path) -> None:
+    def __init__(self, bootstrap: str, topic: str, port: int, work: Path, *overrides: str) -> None:
         self.url = f"http://127.0.0.1:{port}"
         self.log = (work / f"registry-{port}-{time.monotonic_ns()}.log").open("w")
         self.proc = subprocess.Popen(
@@ -37,6 +37,9 @@ class RegistryProcess:
                 f"kafkastore.topic={topic}",
                 "--override",
                 "schema.compatibility.level=full",
+                "--override",
+                "kafkagroup.session.timeout.ms=6000",
+                *[a for o in overrides for a in ("--override", o)],
             ],
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
@@ -101,7 +104,69 @@ def test_everything_acknowledged_survives_kill_9(shared_broker: EmbeddedBroker, 
         assert httpx.get(f"{second.url}/subjects/topic1-value/versions").json() == [2, 3, 4, 5]
         assert httpx.get(f"{second.url}/config/topic0-value").json() == {"compatibilityLevel": "NONE"}
         assert httpx.get(f"{second.url}/config").json() == {"compatibilityLevel": "FULL"}
-        fresh = httpx.post(f"{second.url}/subjects/new-value/versions", json={"schema": '"bytes"'}).json()
+        # Writes wait for the killed instance's group session to end (6 s here): then this
+        # instance is the primary.
+        fresh = httpx.post(
+            f"{second.url}/subjects/new-value/versions", json={"schema": '"bytes"'}, timeout=60
+        ).json()
         assert fresh == {"id": max(acknowledged.values()) + 1}
     finally:
         assert second.stop() == 0
+
+
+def primary_of(*registries: RegistryProcess) -> RegistryProcess:
+    """The instance the group made the primary (its log says so)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        for r in registries:
+            r.log.flush()
+            if "is the primary" in Path(r.log.name).read_text():
+                return r
+        time.sleep(0.1)
+    raise AssertionError("no instance became the primary")
+
+
+@pytest.mark.slow
+def test_two_instances_one_primary_and_failover_after_kill_9(
+    shared_broker: EmbeddedBroker, tmp_path: Path
+) -> None:
+    topic, group = f"_schemas-{uuid.uuid4().hex[:8]}", f"sr-{uuid.uuid4().hex[:8]}"
+    both = [
+        RegistryProcess(
+            shared_broker.bootstrap, topic, free_port(), tmp_path, f"schema.registry.group.id={group}"
+        )
+        for _ in range(2)
+    ]
+    watcher = RegistryProcess(
+        shared_broker.bootstrap,
+        topic,
+        free_port(),
+        tmp_path,
+        f"schema.registry.group.id={group}",
+        "leader.eligibility=false",
+    )
+    try:
+        primary = primary_of(*both)
+        follower = both[1] if primary is both[0] else both[0]
+        # Writes to any instance land through the primary; reads anywhere see them.
+        ids = []
+        for n, r in enumerate((follower, watcher, primary)):
+            got = httpx.post(f"{r.url}/subjects/s-value/versions", json={"schema": schema(n)}, timeout=60)
+            assert got.status_code == 200, got.text
+            ids.append(got.json()["id"])
+        assert ids == [1, 2, 3]
+        for r in (follower, watcher, primary):
+            versions = httpx.get(f"{r.url}/subjects/s-value/versions", timeout=10).json()
+            assert versions == [1, 2, 3] or versions == [1, 2]  # the last write may still be on its way
+        primary.kill9()
+        # The follower takes over once the primary's session ends; the ineligible one forwards to it.
+        got = httpx.post(f"{watcher.url}/subjects/s-value/versions", json={"schema": schema(3)}, timeout=60)
+        assert got.status_code == 200, got.text
+        assert got.json() == {"id": 4}
+        assert "is the primary" in Path(follower.log.name).read_text()
+        assert "is the primary" not in Path(watcher.log.name).read_text()
+        assert httpx.get(f"{follower.url}/subjects/s-value/versions").json() == [1, 2, 3, 4]
+    finally:
+        for r in (*both, watcher):
+            if r.proc.poll() is None:
+                r.stop()
