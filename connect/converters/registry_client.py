@@ -3,13 +3,17 @@
 free of HTTP calls once a schema is known.
 
 ``schema.registry.url`` may list several URLs: a request that cannot reach one tries the
-next. Credentials come from ``basic.auth.user.info`` (``basic.auth.credentials.source=
+next. When none answers (or all answer 5xx), the request is retried with jittered
+exponential backoff (``retry.backoff.ms``, 100, up to ``max.retry.time.ms``, 30000, as
+Confluent's serde names them); then a ``ConnectException`` names the URLs, which fails the
+task (a restart tries again). Credentials come from ``basic.auth.user.info`` (``basic.auth.credentials.source=
 USER_INFO``) or from the URL itself (``URL``); error messages show URLs with them masked.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -17,6 +21,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import httpx
 
 from connect.api import ConnectException, DataException
+from connect.api.retry import backoff_seconds
 
 __all__ = ["RegistryClient", "RegistryClientError"]
 
@@ -28,6 +33,10 @@ class RegistryClientError(DataException):
         super().__init__(message)
         self.status = status
         self.code = code
+
+
+class _Unavailable(Exception):
+    """No URL answered, or every one answered 5xx: worth retrying."""
 
 
 def _masked(url: str) -> str:
@@ -63,6 +72,8 @@ class RegistryClient:
                 f"basic.auth.credentials.source={source}: expected URL, USER_INFO or SASL_INHERIT"
             )
         self._client = httpx.Client(timeout=timeout_s, auth=auth)
+        self.retry_backoff_ms = int(configs.get("retry.backoff.ms", 100))
+        self.max_retry_s = int(configs.get("max.retry.time.ms", 30_000)) / 1000
         self._lock = threading.Lock()
         self._schemas: dict[int, dict[str, Any]] = {}  # id -> GET /schemas/ids/{id}
         self._ids: dict[tuple[str, str], int] = {}  # (subject, schema) -> id
@@ -74,6 +85,23 @@ class RegistryClient:
         return ",".join(_masked(u) for u in self.urls)
 
     def _request(self, method: str, path: str, body: Any = None) -> Any:
+        deadline = time.monotonic() + self.max_retry_s
+        attempt = 0
+        while True:
+            try:
+                return self._request_once(method, path, body)
+            except _Unavailable as exc:
+                if time.monotonic() >= deadline:
+                    raise ConnectException(
+                        f"Schema Registry unreachable at {self.shown_urls} after {attempt + 1} attempts: "
+                        f"{exc}"
+                    ) from None
+                time.sleep(
+                    min(backoff_seconds(attempt, self.retry_backoff_ms), max(deadline - time.monotonic(), 0))
+                )
+                attempt += 1
+
+    def _request_once(self, method: str, path: str, body: Any = None) -> Any:
         failures = []
         for url in self.urls:
             try:
@@ -86,8 +114,8 @@ class RegistryClient:
             except httpx.HTTPError as exc:
                 failures.append(f"{_masked(url)}: {exc}")
                 continue
-            if response.status_code >= 500 and len(self.urls) > 1:
-                failures.append(f"{_masked(url)}: HTTP {response.status_code}")
+            if response.status_code >= 500:
+                failures.append(f"{_masked(url)}: HTTP {response.status_code} {response.text[:200]}")
                 continue
             if response.status_code >= 400:
                 try:
@@ -105,7 +133,7 @@ class RegistryClient:
                     code,
                 )
             return response.json()
-        raise ConnectException(f"Schema Registry unreachable at {self.shown_urls}: {'; '.join(failures)}")
+        raise _Unavailable("; ".join(failures))
 
     def register(self, subject: str, schema: str, schema_type: str = "AVRO", normalize: bool = False) -> int:
         key = (subject, schema)

@@ -9,6 +9,8 @@ import datetime as dt
 import decimal
 import json
 import struct
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -21,7 +23,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from broker.server import EmbeddedBroker
-from connect.api import DataException, Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
+from connect.api import (
+    ConnectException,
+    DataException,
+    Date,
+    Decimal,
+    Schema,
+    SchemaBuilder,
+    Struct,
+    Time,
+    Timestamp,
+)
 from connect.converters.avro import AvroConverter
 from connect.runtime.plugins import Plugins
 from schema_registry.server import RegistryConfig, RegistryServer
@@ -250,12 +262,47 @@ def test_bad_bytes_are_data_errors_that_say_why(registry: RegistryServer) -> Non
         c.to_connect_data("t2", good[:5] + b"\x7f")
 
 
-def test_an_unreachable_registry_names_its_url_without_credentials() -> None:
+def test_an_unreachable_registry_is_retried_then_named_without_credentials() -> None:
     c = AvroConverter()
-    c.configure({"schema.registry.url": f"http://user:secret@127.0.0.1:{free_port()}"}, False)
-    with pytest.raises(Exception, match=r"unreachable at http://\*\*\*:\*\*\*@127\.0\.0\.1") as exc:
+    c.configure(
+        {
+            "schema.registry.url": f"http://user:secret@127.0.0.1:{free_port()}",
+            "retry.backoff.ms": "20",
+            "max.retry.time.ms": "500",
+        },
+        False,
+    )
+    with pytest.raises(ConnectException, match=r"unreachable at http://\*\*\*:\*\*\*@127\.0\.0\.1") as exc:
         c.from_connect_data("t", ADDRESS, Struct(ADDRESS).put("city", "Oslo"))
     assert "secret" not in str(exc.value)
+    attempts = int(str(exc.value).split(" after ")[1].split(" attempts")[0])
+    assert attempts > 2
+
+
+def test_a_registry_that_comes_back_within_the_retry_time_is_used(shared_broker: EmbeddedBroker) -> None:
+    port = free_port()
+    c = AvroConverter()
+    c.configure({"schema.registry.url": f"http://127.0.0.1:{port}", "retry.backoff.ms": "50"}, False)
+    started: list[RegistryServer] = []
+
+    def later() -> None:
+        time.sleep(1.0)
+        values = {
+            "listeners": f"http://127.0.0.1:{port}",
+            "kafkastore.bootstrap.servers": shared_broker.bootstrap,
+            "kafkastore.topic": f"_schemas-{uuid.uuid4().hex[:8]}",
+        }
+        started.append(RegistryServer(RegistryConfig.parse(values)).start())
+
+    thread = threading.Thread(target=later)
+    thread.start()
+    try:
+        data = c.from_connect_data("late", ADDRESS, Struct(ADDRESS).put("city", "Oslo"))
+        assert data is not None and data[:1] == b"\x00"
+    finally:
+        thread.join()
+        for server in started:
+            server.stop()
 
 
 _values = {
