@@ -56,6 +56,7 @@ from sluiceway.broker_tools.kafka_clients import (
     run_command,
     warn,
 )
+from sluiceway.broker_tools.registry_formats import AvroLines, RegistryFormatError
 
 _POLL_S = 0.2
 _BATCH = 500
@@ -106,6 +107,13 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     )
     add_client_settings_arguments(p, "consumer")
     p.add_argument("--isolation-level", choices=("read_committed", "read_uncommitted"))
+    p.add_argument(
+        "--value-format",
+        choices=("string", "avro"),
+        default="string",
+        help="avro: values in Confluent's wire format, printed as Avro JSON",
+    )
+    p.add_argument("--schema-registry", metavar="URL", help="the Schema Registry (with --value-format avro)")
     return p
 
 
@@ -197,6 +205,11 @@ class ConsoleConsumer:
         self.errors = ConnectionErrors()
         config: dict[str, Any] = client_config(args.bootstrap_server, settings, self.errors)
         self.consumer = build(Consumer, config, "consumer")
+        self.avro: AvroLines | None = None
+        if args.value_format == "avro":
+            if not args.schema_registry:
+                raise ToolError("--value-format avro needs --schema-registry")
+            self.avro = AvroLines(args.schema_registry, "")
         self.count = 0
         self.consuming = False
         self.stopped_by: int | None = None
@@ -236,6 +249,13 @@ class ConsoleConsumer:
                 warn(err.str())
                 continue
             ts_type, ts = m.timestamp()
+            value = m.value()
+            if self.avro is not None:
+                try:
+                    value = self.avro.decode(value)
+                except RegistryFormatError as exc:
+                    warn(f"{m.topic()}-{m.partition()} offset {m.offset()}: {exc}")
+                    value = b"<not Avro: " + str(exc).encode() + b">"
             record = ConsumedRecord(
                 timestamp_type=ts_type,
                 timestamp=ts,
@@ -243,7 +263,7 @@ class ConsoleConsumer:
                 offset=m.offset() or 0,
                 headers=_headers(m),
                 key=m.key(),
-                value=m.value(),
+                value=value,
             )
             self.out.write(format_record(record, self.formatter))
             self.count += 1

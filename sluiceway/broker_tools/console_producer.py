@@ -45,6 +45,7 @@ from sluiceway.broker_tools.kafka_clients import (
     run_command,
     warn,
 )
+from sluiceway.broker_tools.registry_formats import AvroLines, RegistryFormatError
 
 COMPRESSION_CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
@@ -79,6 +80,16 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     )
     p.add_argument("--timeout", type=int, metavar="MS", help="linger.ms: how long a batch may wait to fill")
     p.add_argument("--sync", action="store_true", help="send each record and wait for it before the next")
+    p.add_argument(
+        "--value-format",
+        choices=("string", "avro"),
+        default="string",
+        help="avro: each value is a line of Avro JSON, written in Confluent's wire format",
+    )
+    p.add_argument("--schema-registry", metavar="URL", help="the Schema Registry (with --value-format avro)")
+    p.add_argument(
+        "--value-schema", metavar="JSON", help="the values' Avro schema (registered as <topic>-value)"
+    )
     return p
 
 
@@ -132,6 +143,11 @@ class ConsoleProducer:
         config: dict[str, Any] = client_config(args.bootstrap_server, settings, self.errors)
         self.producer = build(Producer, config, "producer")
         self.report = DeliveryReport(args.topic)
+        self.avro: AvroLines | None = None
+        if args.value_format == "avro":
+            if not args.schema_registry or not args.value_schema:
+                raise ToolError("--value-format avro needs --schema-registry and --value-schema")
+            self.avro = AvroLines(args.schema_registry, f"{args.topic}-value", args.value_schema)
 
     def _send(self, key: bytes | None, value: bytes | None, headers: list[Header]) -> None:
         wire: list[tuple[str, str | bytes | None]] = list(headers)
@@ -162,7 +178,13 @@ class ConsoleProducer:
         try:
             for number, line in enumerate(_lines(self.stdin, prompt), start=1):
                 parsed = parse_line(line, number, self.reader)
-                self._send(parsed.key, parsed.value, parsed.headers)
+                value = parsed.value
+                if self.avro is not None and value is not None:
+                    try:
+                        value = self.avro.encode(value.decode(), number)
+                    except RegistryFormatError as exc:
+                        raise LineFormatError(str(exc)) from None
+                self._send(parsed.key, value, parsed.headers)
         except LineFormatError as exc:
             bad_line = exc
         finally:
