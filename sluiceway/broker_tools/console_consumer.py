@@ -26,7 +26,7 @@ import signal
 import sys
 import time
 from types import FrameType
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
@@ -56,7 +56,9 @@ from sluiceway.broker_tools.kafka_clients import (
     run_command,
     warn,
 )
-from sluiceway.broker_tools.registry_formats import AvroLines, RegistryFormatError
+
+if TYPE_CHECKING:
+    from sluiceway.broker_tools.registry_formats import AvroLines
 
 _POLL_S = 0.2
 _BATCH = 500
@@ -209,6 +211,8 @@ class ConsoleConsumer:
         if args.value_format == "avro":
             if not args.schema_registry:
                 raise ToolError("--value-format avro needs --schema-registry")
+            from sluiceway.broker_tools.registry_formats import AvroLines  # not a cost of plain values
+
             self.avro = AvroLines(args.schema_registry, "")
         self.count = 0
         self.consuming = False
@@ -253,7 +257,7 @@ class ConsoleConsumer:
             if self.avro is not None:
                 try:
                     value = self.avro.decode(value)
-                except RegistryFormatError as exc:
+                except ValueError as exc:  # RegistryFormatError
                     warn(f"{m.topic()}-{m.partition()} offset {m.offset()}: {exc}")
                     value = b"<not Avro: " + str(exc).encode() + b">"
             record = ConsumedRecord(

@@ -16,7 +16,7 @@ import argparse
 import io
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import KafkaError, Message, Producer
 
@@ -45,7 +45,6 @@ from sluiceway.broker_tools.kafka_clients import (
     run_command,
     warn,
 )
-from sluiceway.broker_tools.registry_formats import AvroLines, RegistryFormatError
 
 COMPRESSION_CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
@@ -91,6 +90,10 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         "--value-schema", metavar="JSON", help="the values' Avro schema (registered as <topic>-value)"
     )
     return p
+
+
+if TYPE_CHECKING:
+    from sluiceway.broker_tools.registry_formats import AvroLines
 
 
 class DeliveryReport:
@@ -147,6 +150,8 @@ class ConsoleProducer:
         if args.value_format == "avro":
             if not args.schema_registry or not args.value_schema:
                 raise ToolError("--value-format avro needs --schema-registry and --value-schema")
+            from sluiceway.broker_tools.registry_formats import AvroLines  # not a cost of plain lines
+
             self.avro = AvroLines(args.schema_registry, f"{args.topic}-value", args.value_schema)
 
     def _send(self, key: bytes | None, value: bytes | None, headers: list[Header]) -> None:
@@ -182,7 +187,7 @@ class ConsoleProducer:
                 if self.avro is not None and value is not None:
                     try:
                         value = self.avro.encode(value.decode(), number)
-                    except RegistryFormatError as exc:
+                    except ValueError as exc:  # RegistryFormatError
                         raise LineFormatError(str(exc)) from None
                 self._send(parsed.key, value, parsed.headers)
         except LineFormatError as exc:
