@@ -78,8 +78,8 @@ class AvroConverter(Converter):
         self._lock = threading.Lock()
         # Connect schema -> (its Avro JSON text, fastavro's parsed schema)
         self._avro: dict[Schema, tuple[str, Any, Any]] = {}
-        # (subject, Avro text) -> id
-        self._ids: dict[tuple[str, str], int] = {}
+        # (subject, Avro text) -> (id, fastavro's parsed schema that writes the records)
+        self._ids: dict[tuple[str, str], tuple[int, Any]] = {}
         # id -> (fastavro's parsed writer schema without logical types, Connect schema)
         self._readers: dict[int, tuple[Any, Schema]] = {}
 
@@ -140,16 +140,26 @@ class AvroConverter(Converter):
         subject = self._subject(topic, schema)
         key = (subject, text)
         with self._lock:
-            schema_id = self._ids.get(key)
-        if schema_id is None:
+            known = self._ids.get(key)
+        if known is None:
             if self.use_latest:
-                schema_id = int(client.latest(subject)["id"])
+                # The subject's latest schema writes the record (Confluent's use.latest.version):
+                # the id must name the schema the bytes were written with.
+                latest = client.latest(subject)
+                try:
+                    writer = fastavro.parse_schema(json.loads(latest["schema"]))
+                except (ValueError, KeyError, fastavro.schema.SchemaParseException) as exc:
+                    raise DataException(
+                        f"the latest schema of {subject} is not a usable Avro schema: {exc}"
+                    ) from None
+                known = (int(latest["id"]), writer)
             elif self.auto_register:
-                schema_id = client.register(subject, text, normalize=self.normalize)
+                known = (client.register(subject, text, normalize=self.normalize), parsed)
             else:
-                schema_id = client.lookup(subject, text)
+                known = (client.lookup(subject, text), parsed)
             with self._lock:
-                self._ids[key] = schema_id
+                self._ids[key] = known
+        schema_id, parsed = known
         try:
             datum = self.data.from_connect_value(schema, value)
             out = io.BytesIO()

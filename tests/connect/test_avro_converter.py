@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from confluent_kafka.schema_registry import Schema as RegistrySchema
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
@@ -342,3 +343,21 @@ def test_any_value_round_trips(registry: RegistryServer, values: dict[str, Any])
         s.put(k, v)
     back = c.to_connect_data("prop", c.from_connect_data("prop", ROUND_SCHEMA, s))
     assert back.value == s
+
+
+def test_use_latest_version_writes_with_the_subjects_latest_schema(registry: RegistryServer) -> None:
+    """The record's bytes are written with the schema its id names: the subject's latest,
+    here one with a field more (with a default) than the Connect schema has."""
+    client = SchemaRegistryClient({"url": registry.url})
+    latest = {
+        "type": "record",
+        "name": "Address",
+        "namespace": "bank",
+        "fields": [{"name": "city", "type": "string"}, {"name": "zip", "type": "string", "default": "00000"}],
+    }
+    latest_id = client.register_schema("latest-value", RegistrySchema(json.dumps(latest), "AVRO"))
+    c = converter(registry, **{"use.latest.version": "true", "auto.register.schemas": "false"})
+    data = c.from_connect_data("latest", ADDRESS, Struct(ADDRESS).put("city", "Oslo"))
+    assert data is not None and struct.unpack(">I", data[1:5])[0] == latest_id
+    read = AvroDeserializer(client)(data, SerializationContext("latest", MessageField.VALUE))
+    assert read == {"city": "Oslo", "zip": "00000"}
