@@ -1,0 +1,79 @@
+"""The Spark sink with the AvroConverter: records written as Avro through our Schema
+Registry land as typed columns, the same types as from JSON with schemas."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from connect.converters.avro import AvroConverter
+from schema_registry.server import RegistryConfig, RegistryServer
+from sluiceway.embedded import EmbeddedConnect
+from tests.spark_sink.test_sink import ALL_TYPES, connect, every_type, sink_config, wait_rows
+from tests.support import free_port, unique
+
+FIXTURES = (connect,)
+AVRO = "io.confluent.connect.avro.AvroConverter"
+
+
+@pytest.fixture(scope="module")
+def registry(connect: EmbeddedConnect) -> Iterator[RegistryServer]:
+    values = {
+        "listeners": f"http://127.0.0.1:{free_port()}",
+        "kafkastore.bootstrap.servers": connect.bootstrap,
+        "kafkastore.topic": f"_schemas-{uuid.uuid4().hex[:8]}",
+    }
+    server = RegistryServer(RegistryConfig.parse(values)).start()
+    yield server
+    server.stop()
+
+
+def test_avro_values_land_as_typed_columns(
+    connect: EmbeddedConnect, registry: RegistryServer, spark: SparkSession, tmp_path: Path
+) -> None:
+    topic, table, n = unique("avro-types"), tmp_path / "avro-types", 60
+    converter = AvroConverter()
+    converter.configure({"schema.registry.url": registry.url}, False)
+    values = [every_type(i) for i in range(n)]
+    connect.produce(topic, [(None, converter.from_connect_data(topic, ALL_TYPES, v)) for v in values])
+    connect.create_connector(
+        unique("spark"),
+        sink_config(
+            topic, table, **{"value.converter": AVRO, "value.converter.schema.registry.url": registry.url}
+        ),
+    )
+    df = wait_rows(connect, spark, table, n)
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    assert types == {
+        "i8": "tinyint",
+        "i16": "smallint",
+        "i32": "int",
+        "i64": "bigint",
+        "f32": "float",
+        "f64": "double",
+        "flag": "boolean",
+        "text": "string",
+        "raw": "binary",
+        "amount": "decimal(12,2)",
+        "day": "date",
+        "at": "time(6)",
+        "ts": "timestamp",
+        "tags": "array<string>",
+        "attrs": "map<string,bigint>",
+        "owner": "struct<name:string,since:date,scores:array<decimal(38,1)>>",
+    }
+    rows = {r["i32"] // 1000: r for r in df.collect()}
+    assert sorted(rows) == list(range(n))
+    for i in (0, 1, 7, n - 1):
+        r, v = rows[i], values[i]
+        assert (r["i8"], r["text"], r["amount"], r["day"]) == (
+            v.get("i8"),
+            v.get("text"),
+            v.get("amount"),
+            v.get("day"),
+        )
+        assert r["tags"] == v.get("tags") and dict(r["attrs"] or {}) == v.get("attrs")
