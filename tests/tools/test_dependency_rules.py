@@ -2,8 +2,9 @@
 
 Connectors, transforms and the Spark sink reach the framework only through ``connect.api``
 (a connector that needs more means the API misses a piece); ``connect.api`` imports nothing
-of the runtime; the broker imports nothing of Connect (it is reached over the Kafka
-protocol only). Plugins never touch ``connect.api``'s private names: what they need is
+of the runtime; the broker and the schema registry import nothing of Connect (they are
+reached over the Kafka protocol and HTTP only), and Connect reaches the registry over HTTP
+except where a worker starts one in-process. Plugins never touch ``connect.api``'s private names: what they need is
 public, and a private name may change under them.
 """
 
@@ -66,11 +67,24 @@ def test_the_plugin_api_imports_nothing_of_the_runtime() -> None:
     )
 
 
-@pytest.mark.parametrize("package", ["broker"])
-def test_the_broker_imports_nothing_of_connect(package: str) -> None:
+@pytest.mark.parametrize("package", ["broker", "schema_registry"])
+def test_the_broker_and_the_registry_import_nothing_of_connect(package: str) -> None:
     assert (
         _violations((package,), (), ("connect", "connectors", "transforms", "spark_sink", "sluiceway")) == []
     )
+
+
+def test_connect_reaches_the_registry_over_http_only() -> None:
+    """The converters talk to the registry's REST API; the one module that imports the
+    registry is the one that starts it inside a worker."""
+    found = [
+        v
+        for v in _violations(("connect",), (), ("schema_registry",))
+        if not v.startswith("connect/runtime/embedded_registry.py:")
+    ]
+    assert found == []
+    embedded = ROOT / "connect" / "runtime" / "embedded_registry.py"
+    assert any(_within(m, "schema_registry") for _, m in _imports(embedded))
 
 
 def _api_private_names() -> set[str]:
