@@ -4,8 +4,8 @@ Connectors, transforms and the Spark sink reach the framework only through ``con
 (a connector that needs more means the API misses a piece); ``connect.api`` imports nothing
 of the runtime; the broker and the schema registry import nothing of Connect (they are
 reached over the Kafka protocol and HTTP only), and Connect reaches the registry over HTTP
-except where a worker starts one in-process. Plugins never touch ``connect.api``'s private names: what they need is
-public, and a private name may change under them.
+except where a worker starts one in-process. Plugins never touch ``connect.api``'s private
+names: what they need is public, and a private name may change under them.
 """
 
 from __future__ import annotations
