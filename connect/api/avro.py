@@ -58,6 +58,13 @@ _PRIMITIVES: dict[Type, str] = {
     Type.STRING: "string",
     Type.BYTES: "bytes",
 }
+# Connect's logical types by name: their from_logical/to_logical give Avro's base values.
+_LOGICAL_CLASSES: dict[str, Any] = {
+    Decimal.LOGICAL_NAME: Decimal,
+    Date.LOGICAL_NAME: Date,
+    Time.LOGICAL_NAME: Time,
+    Timestamp.LOGICAL_NAME: Timestamp,
+}
 _LOGICAL = {
     Date.LOGICAL_NAME: ("int", "date"),
     Time.LOGICAL_NAME: ("int", "time-millis"),
@@ -102,15 +109,9 @@ class AvroData:
                 raise DataException(f"a null value for a required {schema.type.value} schema")
             else:
                 return None
-        name = schema.name
-        if name == Decimal.LOGICAL_NAME:
-            return Decimal.from_logical(schema, value)
-        if name == Date.LOGICAL_NAME:
-            return Date.from_logical(schema, value)
-        if name == Time.LOGICAL_NAME:
-            return Time.from_logical(schema, value)
-        if name == Timestamp.LOGICAL_NAME:
-            return Timestamp.from_logical(schema, value)
+        logical = _LOGICAL_CLASSES.get(schema.name)  # type: ignore[arg-type]
+        if logical is not None:
+            return logical.from_logical(schema, value)
         t = schema.type
         if t is Type.STRUCT:
             if not isinstance(value, Struct):
@@ -149,14 +150,9 @@ class AvroData:
         if datum is None:
             return None
         name = schema.name
-        if name == Decimal.LOGICAL_NAME:
-            return Decimal.to_logical(schema, datum)
-        if name == Date.LOGICAL_NAME:
-            return Date.to_logical(schema, datum)
-        if name == Time.LOGICAL_NAME:
-            return Time.to_logical(schema, datum)
-        if name == Timestamp.LOGICAL_NAME:
-            return Timestamp.to_logical(schema, datum)
+        logical = _LOGICAL_CLASSES.get(name)  # type: ignore[arg-type]
+        if logical is not None:
+            return logical.to_logical(schema, datum)
         t = schema.type
         if t is Type.STRUCT:
             if name == UNION:
@@ -318,16 +314,11 @@ class _SchemaWriter:
 
 
 def _default_json(schema: Schema, value: Any) -> Any:
-    """A default value as Avro's JSON writes it."""
-    name = schema.name
-    if name == Decimal.LOGICAL_NAME:
-        return Decimal.from_logical(schema, value).decode("latin-1")
-    if name == Date.LOGICAL_NAME:
-        return Date.from_logical(schema, value)
-    if name == Time.LOGICAL_NAME:
-        return Time.from_logical(schema, value)
-    if name == Timestamp.LOGICAL_NAME:
-        return Timestamp.from_logical(schema, value)
+    """A default value as Avro's JSON writes it (bytes as latin-1 code points)."""
+    logical = _LOGICAL_CLASSES.get(schema.name)  # type: ignore[arg-type]
+    if logical is not None:
+        base = logical.from_logical(schema, value)
+        return base.decode("latin-1") if isinstance(base, bytes) else base
     t = schema.type
     if t is Type.BYTES:
         return bytes(value).decode("latin-1")
@@ -479,15 +470,9 @@ class _SchemaReader:
 
 def _default_value(schema: Schema, value: Any) -> Any:
     """A default from Avro's JSON as a Connect value."""
-    name = schema.name
-    if name == Decimal.LOGICAL_NAME:
-        return Decimal.to_logical(schema, value.encode("latin-1"))
-    if name == Date.LOGICAL_NAME:
-        return Date.to_logical(schema, value)
-    if name == Time.LOGICAL_NAME:
-        return Time.to_logical(schema, value)
-    if name == Timestamp.LOGICAL_NAME:
-        return Timestamp.to_logical(schema, value)
+    logical = _LOGICAL_CLASSES.get(schema.name)  # type: ignore[arg-type]
+    if logical is not None:
+        return logical.to_logical(schema, value.encode("latin-1") if isinstance(value, str) else value)
     if schema.type is Type.BYTES:
         return value.encode("latin-1")
     if schema.type in (Type.FLOAT32, Type.FLOAT64):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
@@ -135,68 +135,56 @@ class RegistryClient:
             return response.json()
         raise _Unavailable("; ".join(failures))
 
-    def register(self, subject: str, schema: str, schema_type: str = "AVRO", normalize: bool = False) -> int:
-        key = (subject, schema)
+    def _cached(self, cache: dict[Any, Any], key: Any, fetch: Callable[[], Any]) -> Any:
+        """``cache[key]``, fetched from the registry the first time (no lock held meanwhile:
+        two threads may both fetch, and agree)."""
         with self._lock:
-            known = self._ids.get(key)
-        if known is not None:
-            return known
+            if key in cache:
+                return cache[key]
+        found = fetch()
+        with self._lock:
+            cache[key] = found
+        return found
+
+    @staticmethod
+    def _body(schema: str, schema_type: str) -> dict[str, Any]:
         body: dict[str, Any] = {"schema": schema}
         if schema_type != "AVRO":
             body["schemaType"] = schema_type
-        query = "?normalize=true" if normalize else ""
-        schema_id = int(
-            self._request("POST", f"/subjects/{quote(subject, safe='')}/versions{query}", body)["id"]
+        return body
+
+    def register(self, subject: str, schema: str, schema_type: str = "AVRO", normalize: bool = False) -> int:
+        """The schema's id under ``subject``, registering it if needed (kept once known)."""
+        path = f"/subjects/{quote(subject, safe='')}/versions" + ("?normalize=true" if normalize else "")
+        body = self._body(schema, schema_type)
+        return int(
+            self._cached(self._ids, (subject, schema), lambda: self._request("POST", path, body)["id"])
         )
-        with self._lock:
-            self._ids[key] = schema_id
-        return schema_id
 
     def lookup(self, subject: str, schema: str, schema_type: str = "AVRO") -> int:
-        key = (subject, schema)
-        with self._lock:
-            known = self._ids.get(key)
-        if known is not None:
-            return known
-        body: dict[str, Any] = {"schema": schema}
-        if schema_type != "AVRO":
-            body["schemaType"] = schema_type
-        schema_id = int(self._request("POST", f"/subjects/{quote(subject, safe='')}", body)["id"])
-        with self._lock:
-            self._ids[key] = schema_id
-        return schema_id
+        """The schema's id under ``subject``; a ``RegistryClientError`` (40401/40403) if it is not there."""
+        path = f"/subjects/{quote(subject, safe='')}"
+        body = self._body(schema, schema_type)
+        return int(
+            self._cached(self._ids, (subject, schema), lambda: self._request("POST", path, body)["id"])
+        )
 
     def schema(self, schema_id: int) -> dict[str, Any]:
-        with self._lock:
-            known = self._schemas.get(schema_id)
-        if known is not None:
-            return known
-        found = self._request("GET", f"/schemas/ids/{schema_id}")
-        with self._lock:
-            self._schemas[schema_id] = found
+        """``GET /schemas/ids/{id}`` (an id's schema never changes: kept)."""
+        found = self._cached(
+            self._schemas, schema_id, lambda: self._request("GET", f"/schemas/ids/{schema_id}")
+        )
         return dict(found)
 
     def version(self, subject: str, version: int) -> dict[str, Any]:
         """``GET /subjects/{subject}/versions/{version}`` (a version's schema never changes: kept)."""
-        key = (subject, version)
-        with self._lock:
-            known = self._versions.get(key)
-        if known is not None:
-            return known
-        found = self._request("GET", f"/subjects/{quote(subject, safe='')}/versions/{version}")
-        with self._lock:
-            self._versions[key] = found
-        return dict(found)
+        path = f"/subjects/{quote(subject, safe='')}/versions/{version}"
+        return dict(self._cached(self._versions, (subject, version), lambda: self._request("GET", path)))
 
     def latest(self, subject: str) -> dict[str, Any]:
-        with self._lock:
-            known = self._latest.get(subject)
-        if known is not None:
-            return known
-        found = self._request("GET", f"/subjects/{quote(subject, safe='')}/versions/latest")
-        with self._lock:
-            self._latest[subject] = found
-        return dict(found)
+        """The subject's latest version, as first asked (``use.latest.version`` keeps it)."""
+        path = f"/subjects/{quote(subject, safe='')}/versions/latest"
+        return dict(self._cached(self._latest, subject, lambda: self._request("GET", path)))
 
     def close(self) -> None:
         self._client.close()

@@ -114,6 +114,27 @@ ALL_TYPES = (
 )
 
 
+# The Spark type each field of ALL_TYPES lands as.
+ALL_TYPES_IN_SPARK = {
+    "i8": "tinyint",
+    "i16": "smallint",
+    "i32": "int",
+    "i64": "bigint",
+    "f32": "float",
+    "f64": "double",
+    "flag": "boolean",
+    "text": "string",
+    "raw": "binary",
+    "amount": "decimal(12,2)",
+    "day": "date",
+    "at": "time(6)",
+    "ts": "timestamp",
+    "tags": "array<string>",
+    "attrs": "map<string,bigint>",
+    "owner": "struct<name:string,since:date,scores:array<decimal(38,1)>>",
+}
+
+
 def every_type(i: int) -> Struct:
     owner_schema = ALL_TYPES.field("owner").schema  # type: ignore[union-attr]
     owner = (
@@ -159,24 +180,7 @@ def test_every_mapped_type_lands_once_with_its_spark_type(
     df = wait_rows(connect, spark, table, n)
     assert df.count() == n
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
-    assert types == {
-        "i8": "tinyint",
-        "i16": "smallint",
-        "i32": "int",
-        "i64": "bigint",
-        "f32": "float",
-        "f64": "double",
-        "flag": "boolean",
-        "text": "string",
-        "raw": "binary",
-        "amount": "decimal(12,2)",
-        "day": "date",
-        "at": "time(6)",
-        "ts": "timestamp",
-        "tags": "array<string>",
-        "attrs": "map<string,bigint>",
-        "owner": "struct<name:string,since:date,scores:array<decimal(38,1)>>",
-    }
+    assert types == ALL_TYPES_IN_SPARK
     rows = {r["i32"] // 1000: r for r in df.collect()}
     assert sorted(rows) == list(range(n))
     for i in (0, 1, 7, 123, n - 1):

@@ -13,7 +13,14 @@ from pyspark.sql import SparkSession
 from connect.converters.avro import AvroConverter
 from schema_registry.server import RegistryConfig, RegistryServer
 from sluiceway.embedded import EmbeddedConnect
-from tests.spark_sink.test_sink import ALL_TYPES, connect, every_type, sink_config, wait_rows
+from tests.spark_sink.test_sink import (
+    ALL_TYPES,
+    ALL_TYPES_IN_SPARK,
+    connect,
+    every_type,
+    sink_config,
+    wait_rows,
+)
 from tests.support import free_port, unique
 
 FIXTURES = (connect,)
@@ -48,24 +55,7 @@ def test_avro_values_land_as_typed_columns(
     )
     df = wait_rows(connect, spark, table, n)
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
-    assert types == {
-        "i8": "tinyint",
-        "i16": "smallint",
-        "i32": "int",
-        "i64": "bigint",
-        "f32": "float",
-        "f64": "double",
-        "flag": "boolean",
-        "text": "string",
-        "raw": "binary",
-        "amount": "decimal(12,2)",
-        "day": "date",
-        "at": "time(6)",
-        "ts": "timestamp",
-        "tags": "array<string>",
-        "attrs": "map<string,bigint>",
-        "owner": "struct<name:string,since:date,scores:array<decimal(38,1)>>",
-    }
+    assert types == ALL_TYPES_IN_SPARK
     rows = {r["i32"] // 1000: r for r in df.collect()}
     assert sorted(rows) == list(range(n))
     for i in (0, 1, 7, n - 1):
