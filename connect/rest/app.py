@@ -26,6 +26,7 @@ from connect.api.errors import AlreadyExistsException, ConnectException, NotFoun
 from connect.herder.base import Herder, RequestError, RequestTargetException, bad_request
 from connect.rest import console
 from connect.rest.metrics import metrics_router
+from connect.rest.schemas import router as schemas_router
 from connect.rest.security import secure
 from connect.rest.tls import worker_client_context
 from connect.rest.topics import router as topics_router
@@ -561,6 +562,7 @@ def create_app(herder: Herder) -> FastAPI:
         return _json(sorted(set(affected)))
 
     app.include_router(topics_router(herder))  # /sluiceway/topics, a read-only extension
+    app.include_router(schemas_router(herder))  # /sluiceway/schemas, the registry as the console shows it
     app.include_router(console.router)  # the web console: /ui and its files
     app.mount(console.PATH, console.assets(), name="console")
 

@@ -15,6 +15,7 @@ import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, sync_playwright
 
 from sluiceway.embedded import EmbeddedConnect
+from tests.support import free_port
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's package (make system-deps), not a Playwright download
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "console"
@@ -22,7 +23,9 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "console"
 
 @pytest.fixture(scope="package")
 def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedConnect]:
-    with EmbeddedConnect(tmp_path_factory.mktemp("console-worker")) as connect:
+    # With a Schema Registry inside it, for the Schemas view.
+    settings = {"embedded.schema.registry.listeners": f"http://127.0.0.1:{free_port()}"}
+    with EmbeddedConnect(tmp_path_factory.mktemp("console-worker"), settings) as connect:
         yield connect
 
 

@@ -1,5 +1,5 @@
 // The worker's REST API as the console uses it: Kafka Connect's paths, /metrics, and the
-// /sluiceway/topics extension. Every failure becomes an ApiError carrying the API's own
+// /sluiceway/topics and /sluiceway/schemas extensions. Every failure becomes an ApiError carrying the API's own
 // `message` (Kafka Connect's error body {"error_code": N, "message": "..."}).
 
 /** A request the API refused, or one that never got an answer. */
@@ -82,6 +82,8 @@ export const api = {
   validate: (plugin, config) => request("PUT", `/connector-plugins/${seg(plugin)}/config/validate`, config),
   topics: () => request("GET", "/sluiceway/topics"),
   topic: (name) => request("GET", `/sluiceway/topics/${seg(name)}`),
+  schemas: () => request("GET", "/sluiceway/schemas"),
+  schema: (subject) => request("GET", `/sluiceway/schemas/${seg(subject)}`),
   loggers: () => request("GET", "/admin/loggers"),
   setLogger: (name, level) => request("PUT", `/admin/loggers/${seg(name)}`, { level }),
   metrics: () => text("/metrics"),

@@ -10,6 +10,7 @@ import { loggersView } from "./loggers.js";
 import { showError } from "./notices.js";
 import { parseExposition } from "./prometheus.js";
 import { Throughput } from "./throughput.js";
+import { schemaView, schemasView } from "./schemas.js";
 import { topicView, topicsView } from "./topics.js";
 
 const REFRESH_KEY = "sluiceway.console.refresh";
@@ -27,6 +28,8 @@ const routes = [
   [/^#\/connectors\/(.+)\/edit$/, editorView, (m) => ({ name: decodeURIComponent(m[1]) }), "connectors"],
   [/^#\/topics\/(.+)$/, topicView, (m) => ({ name: decodeURIComponent(m[1]) }), "topics"],
   [/^#\/topics$/, topicsView, () => ({}), "topics"],
+  [/^#\/schemas\/(.+)$/, schemaView, (m) => ({ name: decodeURIComponent(m[1]) }), "schemas"],
+  [/^#\/schemas$/, schemasView, () => ({}), "schemas"],
   [/^#\/loggers$/, loggersView, () => ({}), "loggers"],
   [/^#\/connectors$/, connectorsView, () => ({}), "connectors"],
 ];
