@@ -1,5 +1,5 @@
 """The standard CDC stack on Sluiceway: PostgreSQL CDC → AvroConverter (our Schema Registry)
-→ the S3 sink's AvroFormat, in one worker. Debezium's envelopes go through Avro intact:
+→ the S3 sink's AvroFormat, or → Elasticsearch, in one worker. Debezium's envelopes go through Avro intact:
 Confluent's AvroDeserializer reads them off the topic, and the S3 objects read back with
 fastavro hold every change in order."""
 
@@ -23,6 +23,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from schema_registry.server import RegistryConfig, RegistryServer
 from sluiceway.embedded import EmbeddedConnect
 from tests.connectors.jdbc.test_cdc_support import CdcDatabase, cdc_db
+from tests.contract_servers.elasticsearch import ElasticsearchContractServer
 from tests.contract_servers.s3 import MotoS3Server
 from tests.support import free_port, unique
 
@@ -141,5 +142,69 @@ def test_cdc_to_avro_to_s3(connect: EmbeddedConnect, registry: RegistryServer, c
             assert [r["op"] for r in rows] == ["r", "r", "c", "u", "d"]
             assert rows[2]["after"]["balance"] == decimal.Decimal("7.25")
             assert rows[4]["before"]["id"] == 2
+    finally:
+        connect.request("DELETE", f"/connectors/{name}")
+
+
+def test_cdc_to_avro_to_elasticsearch(
+    connect: EmbeddedConnect, registry: RegistryServer, cdc_db: CdcDatabase
+) -> None:
+    """Debezium's usual pipeline into a search index: the envelope unwrapped to the row
+    (ExtractNewRecordState), the key's id as the document id, deletes as tombstones."""
+    cdc_db.run(
+        "CREATE TABLE people (id int PRIMARY KEY, name text NOT NULL, city text)",
+        "INSERT INTO people VALUES (1, 'ada', 'London'), (2, 'bob', NULL)",
+    )
+    name = unique("cdc")
+    prefix = name.replace("-", "_")
+    avro = {"schema.registry.url": registry.url}
+    connect.create_connector(
+        name,
+        {
+            "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+            "key.converter": AVRO,
+            "value.converter": AVRO,
+            **{f"key.converter.{k}": v for k, v in avro.items()},
+            **{f"value.converter.{k}": v for k, v in avro.items()},
+            **cdc_db.config(prefix),
+        },
+    )
+    topic = f"{prefix}.public.people"
+    sink = unique("es")
+    try:
+        with ElasticsearchContractServer() as es:
+            connect.create_connector(
+                sink,
+                {
+                    "connector.class": "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector",
+                    "topics": topic,
+                    "connection.url": es.url,
+                    "key.ignore": "false",
+                    "schema.ignore": "true",
+                    "behavior.on.null.values": "delete",
+                    "key.converter": AVRO,
+                    "value.converter": AVRO,
+                    **{f"key.converter.{k}": v for k, v in avro.items()},
+                    **{f"value.converter.{k}": v for k, v in avro.items()},
+                    "transforms": "unwrap,id",
+                    "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+                    "transforms.unwrap.drop.tombstones": "false",
+                    "transforms.id.type": "org.apache.kafka.connect.transforms.ExtractField$Key",
+                    "transforms.id.field": "id",
+                    "linger.ms": "5",
+                },
+            )
+            connect.wait_for(lambda: len(es.documents(topic)) == 2, 60, "the snapshot's two rows indexed")
+            cdc_db.run(
+                "INSERT INTO people VALUES (3, 'cy', 'Oslo')",
+                "UPDATE people SET city = 'Paris' WHERE id = 1",
+                "DELETE FROM people WHERE id = 2",
+            )
+            expected = {
+                "1": {"id": 1, "name": "ada", "city": "Paris"},
+                "3": {"id": 3, "name": "cy", "city": "Oslo"},
+            }
+            connect.wait_for(lambda: es.documents(topic) == expected, 60, "the changes in the index")
+            connect.request("DELETE", f"/connectors/{sink}")
     finally:
         connect.request("DELETE", f"/connectors/{name}")
