@@ -11,7 +11,6 @@ import json
 import struct
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -37,7 +36,8 @@ from connect.api import (
 )
 from connect.converters.avro import AvroConverter
 from connect.runtime.plugins import Plugins
-from schema_registry.server import RegistryConfig, RegistryServer
+from schema_registry.server import RegistryServer
+from tests.schema_registry.support import running_registry, start_registry
 from tests.support import free_port
 
 UTC = dt.UTC
@@ -105,14 +105,8 @@ def payment(**changes: Any) -> Struct:
 
 @pytest.fixture(scope="module")
 def registry(shared_broker: EmbeddedBroker) -> Iterator[RegistryServer]:
-    values = {
-        "listeners": f"http://127.0.0.1:{free_port()}",
-        "kafkastore.bootstrap.servers": shared_broker.bootstrap,
-        "kafkastore.topic": f"_schemas-{uuid.uuid4().hex[:8]}",
-    }
-    server = RegistryServer(RegistryConfig.parse(values)).start()
-    yield server
-    server.stop()
+    with running_registry(shared_broker.bootstrap) as server:
+        yield server
 
 
 def converter(registry: RegistryServer, is_key: bool = False, **configs: str) -> AvroConverter:
@@ -288,12 +282,7 @@ def test_a_registry_that_comes_back_within_the_retry_time_is_used(shared_broker:
 
     def later() -> None:
         time.sleep(1.0)
-        values = {
-            "listeners": f"http://127.0.0.1:{port}",
-            "kafkastore.bootstrap.servers": shared_broker.bootstrap,
-            "kafkastore.topic": f"_schemas-{uuid.uuid4().hex[:8]}",
-        }
-        started.append(RegistryServer(RegistryConfig.parse(values)).start())
+        started.append(start_registry(shared_broker.bootstrap, port=port))
 
     thread = threading.Thread(target=later)
     thread.start()

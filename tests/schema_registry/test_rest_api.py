@@ -15,8 +15,8 @@ import pytest
 from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient, SchemaRegistryError
 
 from broker.server import EmbeddedBroker
-from schema_registry.server import RegistryConfig, RegistryServer
-from tests.support import free_port
+from schema_registry.server import RegistryServer
+from tests.schema_registry.support import start_registry
 
 V1 = {"type": "record", "name": "Payment", "namespace": "bank", "fields": [{"name": "id", "type": "string"}]}
 # BACKWARD-compatible: a new field with a default.
@@ -29,19 +29,9 @@ def avro(schema: Any) -> Schema:
     return Schema(json.dumps(schema), "AVRO")
 
 
-def start(bootstrap: str, topic: str, **extra: str) -> RegistryServer:
-    values = {
-        "listeners": f"http://127.0.0.1:{free_port()}",
-        "kafkastore.bootstrap.servers": bootstrap,
-        "kafkastore.topic": topic,
-        **extra,
-    }
-    return RegistryServer(RegistryConfig.parse(values)).start()
-
-
 @pytest.fixture
 def registry(shared_broker: EmbeddedBroker) -> Iterator[RegistryServer]:
-    server = start(shared_broker.bootstrap, f"_schemas-{uuid.uuid4().hex[:8]}")
+    server = start_registry(shared_broker.bootstrap)
     yield server
     server.stop()
 
@@ -281,13 +271,13 @@ def test_modes(client: SchemaRegistryClient, registry: RegistryServer) -> None:
 
 def test_state_survives_a_restart_and_a_second_instance_sees_it(shared_broker: EmbeddedBroker) -> None:
     topic = f"_schemas-{uuid.uuid4().hex[:8]}"
-    first = start(shared_broker.bootstrap, topic)
+    first = start_registry(shared_broker.bootstrap, topic)
     try:
         c = SchemaRegistryClient({"url": first.url})
         ids = [c.register_schema("r-value", avro(V1)), c.register_schema("r-value", avro(V2))]
         c.set_compatibility("r-value", "FULL")
         c.delete_version("r-value", 1)
-        second = start(shared_broker.bootstrap, topic)
+        second = start_registry(shared_broker.bootstrap, topic)
         try:
             c2 = SchemaRegistryClient({"url": second.url})
             assert c2.get_versions("r-value") == [2]
@@ -297,7 +287,7 @@ def test_state_survives_a_restart_and_a_second_instance_sees_it(shared_broker: E
             second.stop()
     finally:
         first.stop()
-    again = start(shared_broker.bootstrap, topic)
+    again = start_registry(shared_broker.bootstrap, topic)
     try:
         c3 = SchemaRegistryClient({"url": again.url})
         assert c3.get_versions("r-value") == [2]
@@ -312,7 +302,7 @@ def test_the_topic_is_written_in_confluents_format(shared_broker: EmbeddedBroker
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
     topic = f"_schemas-{uuid.uuid4().hex[:8]}"
-    server = start(shared_broker.bootstrap, topic)
+    server = start_registry(shared_broker.bootstrap, topic)
     try:
         c = SchemaRegistryClient({"url": server.url})
         c.register_schema("f-value", avro(V1))

@@ -3,7 +3,6 @@ Registry land as typed columns, the same types as from JSON with schemas."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,8 +10,9 @@ import pytest
 from pyspark.sql import SparkSession
 
 from connect.converters.avro import AvroConverter
-from schema_registry.server import RegistryConfig, RegistryServer
+from schema_registry.server import RegistryServer
 from sluiceway.embedded import EmbeddedConnect
+from tests.schema_registry.support import running_registry
 from tests.spark_sink.test_sink import (
     ALL_TYPES,
     ALL_TYPES_IN_SPARK,
@@ -21,7 +21,7 @@ from tests.spark_sink.test_sink import (
     sink_config,
     wait_rows,
 )
-from tests.support import free_port, unique
+from tests.support import unique
 
 FIXTURES = (connect,)
 AVRO = "io.confluent.connect.avro.AvroConverter"
@@ -29,14 +29,8 @@ AVRO = "io.confluent.connect.avro.AvroConverter"
 
 @pytest.fixture(scope="module")
 def registry(connect: EmbeddedConnect) -> Iterator[RegistryServer]:
-    values = {
-        "listeners": f"http://127.0.0.1:{free_port()}",
-        "kafkastore.bootstrap.servers": connect.bootstrap,
-        "kafkastore.topic": f"_schemas-{uuid.uuid4().hex[:8]}",
-    }
-    server = RegistryServer(RegistryConfig.parse(values)).start()
-    yield server
-    server.stop()
+    with running_registry(connect.bootstrap) as server:
+        yield server
 
 
 def test_avro_values_land_as_typed_columns(

@@ -5,7 +5,6 @@ back by Confluent's AvroDeserializer), Avro JSON printed back out."""
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -16,8 +15,9 @@ from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from broker.server import EmbeddedBroker
-from schema_registry.server import RegistryConfig, RegistryServer
-from tests.support import free_port, unique
+from schema_registry.server import RegistryServer
+from tests.schema_registry.support import running_registry
+from tests.support import unique
 from tests.tools.test_broker_tools import ok, tool
 
 SCHEMA = {
@@ -29,14 +29,8 @@ SCHEMA = {
 
 @pytest.fixture
 def registry(shared_broker: EmbeddedBroker) -> Iterator[RegistryServer]:
-    values = {
-        "listeners": f"http://127.0.0.1:{free_port()}",
-        "kafkastore.bootstrap.servers": shared_broker.bootstrap,
-        "kafkastore.topic": f"_schemas-{uuid.uuid4().hex[:8]}",
-    }
-    server = RegistryServer(RegistryConfig.parse(values)).start()
-    yield server
-    server.stop()
+    with running_registry(shared_broker.bootstrap) as server:
+        yield server
 
 
 def test_avro_lines_in_and_out(shared_broker: EmbeddedBroker, registry: RegistryServer) -> None:

@@ -4,15 +4,14 @@ shell, with the exit status a script can test."""
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from broker.server import EmbeddedBroker
-from schema_registry.server import RegistryConfig, RegistryServer
 from sluiceway.cli import main
+from tests.schema_registry.support import running_registry
 from tests.support import free_port
 
 V1 = {"type": "record", "name": "Payment", "fields": [{"name": "id", "type": "string"}]}
@@ -22,14 +21,8 @@ BAD = {**V1, "fields": [*V1["fields"], {"name": "currency", "type": "string"}]}
 
 @pytest.fixture
 def url(shared_broker: EmbeddedBroker) -> Iterator[str]:
-    values = {
-        "listeners": f"http://127.0.0.1:{free_port()}",
-        "kafkastore.bootstrap.servers": shared_broker.bootstrap,
-        "kafkastore.topic": f"_schemas-{uuid.uuid4().hex[:8]}",
-    }
-    server = RegistryServer(RegistryConfig.parse(values)).start()
-    yield server.url
-    server.stop()
+    with running_registry(shared_broker.bootstrap) as server:
+        yield server.url
 
 
 def schemas(url: str, *args: str) -> int:

@@ -9,7 +9,6 @@ import datetime as dt
 import decimal
 import io
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,12 +19,13 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from schema_registry.server import RegistryConfig, RegistryServer
+from schema_registry.server import RegistryServer
 from sluiceway.embedded import EmbeddedConnect
 from tests.connectors.jdbc.test_cdc_support import CdcDatabase, cdc_db
 from tests.contract_servers.elasticsearch import ElasticsearchContractServer
 from tests.contract_servers.s3 import MotoS3Server
-from tests.support import free_port, unique
+from tests.schema_registry.support import running_registry
+from tests.support import unique
 
 FIXTURES = (cdc_db,)
 AVRO = "io.confluent.connect.avro.AvroConverter"
@@ -39,14 +39,8 @@ def connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedConnec
 
 @pytest.fixture(scope="module")
 def registry(connect: EmbeddedConnect) -> Iterator[RegistryServer]:
-    values = {
-        "listeners": f"http://127.0.0.1:{free_port()}",
-        "kafkastore.bootstrap.servers": connect.bootstrap,
-        "kafkastore.topic": f"_schemas-{uuid.uuid4().hex[:8]}",
-    }
-    server = RegistryServer(RegistryConfig.parse(values)).start()
-    yield server
-    server.stop()
+    with running_registry(connect.bootstrap) as server:
+        yield server
 
 
 def consume(bootstrap: str, topic: str, url: str, count: int) -> list[Any]:

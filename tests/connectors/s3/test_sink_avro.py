@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,11 +17,12 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from schema_registry.server import RegistryConfig, RegistryServer
+from schema_registry.server import RegistryServer
 from sluiceway.embedded import EmbeddedConnect
 from tests.connectors.s3.test_sink import committed, objects, sink_config
 from tests.contract_servers.s3 import MotoS3Server
-from tests.support import free_port, unique
+from tests.schema_registry.support import running_registry
+from tests.support import unique
 
 V1 = {"type": "record", "name": "Order", "namespace": "shop", "fields": [{"name": "id", "type": "long"}]}
 V2 = {**V1, "fields": [*V1["fields"], {"name": "note", "type": "string", "default": ""}]}
@@ -30,14 +30,8 @@ V2 = {**V1, "fields": [*V1["fields"], {"name": "note", "type": "string", "defaul
 
 @pytest.fixture(scope="module")
 def registry(connect: EmbeddedConnect) -> Iterator[RegistryServer]:
-    values = {
-        "listeners": f"http://127.0.0.1:{free_port()}",
-        "kafkastore.bootstrap.servers": connect.bootstrap,
-        "kafkastore.topic": f"_schemas-{uuid.uuid4().hex[:8]}",
-    }
-    server = RegistryServer(RegistryConfig.parse(values)).start()
-    yield server
-    server.stop()
+    with running_registry(connect.bootstrap) as server:
+        yield server
 
 
 def test_avro_objects_rotate_on_a_schema_change(
