@@ -6,17 +6,16 @@ subject has (Confluent's ``CompatibilityChecker``). Pure.
 - FULL: both; the ``_TRANSITIVE`` forms hold the new schema to every live version, not
   just the latest; NONE checks nothing.
 
-Avro's reader/writer rules are the Apache ``avro`` package's schema resolution checker.
-A refusal says which rule broke, where, and against which version.
+Whether one schema reads another's data is its type's rule (``schemas.KINDS``): Avro's
+schema resolution for AVRO, Confluent's documented rules for JSON and PROTOBUF. A
+refusal says which rule broke, where, and against which version.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibilityType
-
-from schema_registry.schemas import ParsedSchema
+from schema_registry.schemas import KINDS, ParsedSchema
 
 __all__ = ["DEFAULT_LEVEL", "LEVELS", "incompatibilities"]
 
@@ -34,14 +33,9 @@ DEFAULT_LEVEL = "BACKWARD"
 
 def _reads(reader: ParsedSchema, writer: ParsedSchema) -> list[str]:
     """Why ``reader`` cannot read data written with ``writer`` (empty: it can)."""
-    checker = ReaderWriterCompatibilityChecker()  # type: ignore[no-untyped-call]
-    result = checker.get_compatibility(reader.avro, writer.avro)
-    if result.compatibility is SchemaCompatibilityType.compatible:
-        return []
-    kinds = sorted(i.name.upper() for i in result.incompatibilities)
-    where = sorted(result.locations)
-    detail = sorted(str(m) for m in result.messages)
-    return [f"{', '.join(kinds)} at {', '.join(where)}: {'; '.join(detail)}"]
+    if reader.schema_type != writer.schema_type:
+        return [f"TYPE_CHANGED: a {reader.schema_type} schema cannot follow a {writer.schema_type} one"]
+    return KINDS[reader.schema_type].reads(reader.parsed, writer.parsed)
 
 
 def incompatibilities(

@@ -32,7 +32,7 @@ from schema_registry.records import (
     SchemaValue,
     Value,
 )
-from schema_registry.schemas import SUPPORTED_TYPES, ParsedSchema, SchemaProblem, parse
+from schema_registry.schemas import ParsedSchema, SchemaProblem, parse, supported_types
 from schema_registry.state import Registered, RegistryState
 
 __all__ = ["MODES", "Registry", "SchemaRequest"]
@@ -159,9 +159,10 @@ class Registry:
 
     def _resolve(
         self, references: tuple[Reference, ...], seen: frozenset[tuple[str, int]] = frozenset()
-    ) -> list[str]:
-        """The texts of the referenced schemas, each after those it refers to itself."""
-        texts: list[str] = []
+    ) -> list[tuple[str, str]]:
+        """The referenced schemas as (reference name, text), each after those it refers
+        to itself."""
+        texts: list[tuple[str, str]] = []
         for ref in references:
             if (ref.subject, ref.version) in seen:
                 raise RegistryError.invalid_schema(
@@ -173,7 +174,7 @@ class Registry:
                     f"reference {ref.name}: subject {ref.subject} version {ref.version} not found"
                 )
             texts += self._resolve(entry.references, seen | {(ref.subject, ref.version)})
-            texts.append(entry.schema)
+            texts.append((ref.name, entry.schema))
         return texts
 
     def _parse(
@@ -198,7 +199,7 @@ class Registry:
     # -- schemas by id ----------------------------------------------------------------------------
 
     def schema_types(self) -> list[str]:
-        return list(SUPPORTED_TYPES)
+        return supported_types()
 
     def schema_by_id(self, schema_id: int, subject: str | None = None) -> dict[str, Any]:
         with self.lock:
