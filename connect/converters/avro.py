@@ -20,38 +20,17 @@ from __future__ import annotations
 
 import io
 import json
-import struct
-import threading
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import fastavro
 
-from connect.api import ConnectException, Converter, DataException, Headers, Schema, SchemaAndValue
+from connect.api import DataException, Headers, Schema, SchemaAndValue
 from connect.api.avro import AvroData
 from connect.converters.config_values import config_bool
-from connect.converters.registry_client import RegistryClient
+from connect.converters.registry_converter import HEADER, MAGIC, RegistryConverter
 
 __all__ = ["AvroConverter"]
-
-MAGIC = 0
-_HEADER = struct.Struct(">bI")
-
-_STRATEGIES = {
-    "topicnamestrategy": "topic",
-    "recordnamestrategy": "record",
-    "topicrecordnamestrategy": "topic_record",
-}
-
-
-def _strategy(value: Any) -> str:
-    short = str(value or "TopicNameStrategy").rsplit(".", 1)[-1].lower()
-    if short not in _STRATEGIES:
-        raise ConnectException(
-            f"subject name strategy {value}: expected TopicNameStrategy, RecordNameStrategy or "
-            "TopicRecordNameStrategy"
-        )
-    return _STRATEGIES[short]
 
 
 def _without_logical_types(node: Any) -> Any:
@@ -64,50 +43,26 @@ def _without_logical_types(node: Any) -> Any:
     return node
 
 
-class AvroConverter(Converter):
+class AvroConverter(RegistryConverter):
     aliases: ClassVar[tuple[str, ...]] = ("io.confluent.connect.avro.AvroConverter",)
+    schema_type: ClassVar[str] = "AVRO"
 
     def __init__(self) -> None:
-        self.client: RegistryClient | None = None
-        self.is_key = False
-        self.auto_register = True
-        self.use_latest = False
-        self.normalize = False
-        self.strategy = "topic"
+        super().__init__()
         self.data = AvroData()
-        self._lock = threading.Lock()
-        # Connect schema -> (its Avro JSON text, fastavro's parsed schema)
+        # Connect schema -> (its Avro JSON text, its JSON, fastavro's parsed schema)
         self._avro: dict[Schema, tuple[str, Any, Any]] = {}
-        # (subject, Avro text) -> (id, fastavro's parsed schema that writes the records)
-        self._ids: dict[tuple[str, str], tuple[int, Any]] = {}
+        # schema id -> fastavro's parsed schema that writes the records
+        self._writers: dict[int, Any] = {}
         # id -> (fastavro's parsed writer schema without logical types, Connect schema)
         self._readers: dict[int, tuple[Any, Schema]] = {}
 
     def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:
-        self.is_key = bool(is_key)
-        self.client = RegistryClient(configs)
-        self.auto_register = config_bool(configs, "auto.register.schemas", True)
-        self.use_latest = config_bool(configs, "use.latest.version", False)
-        self.normalize = config_bool(configs, "normalize.schemas", False)
-        self.strategy = _strategy(
-            configs.get("key.subject.name.strategy" if self.is_key else "value.subject.name.strategy")
-        )
+        super().configure(configs, is_key)
         self.data = AvroData(
             connect_meta_data=config_bool(configs, "connect.meta.data", True),
             enhanced=config_bool(configs, "enhanced.avro.schema.support", False),
         )
-
-    def _subject(self, topic: str, schema: Schema) -> str:
-        suffix = "-key" if self.is_key else "-value"
-        if self.strategy == "topic":
-            return topic + suffix
-        name = schema.name
-        if not name:
-            raise DataException(
-                f"{self.strategy.replace('_', '')} subject name strategy needs a named schema; "
-                f"topic {topic}'s {suffix[1:]} schema has no name"
-            )
-        return name if self.strategy == "record" else f"{topic}-{name}"
 
     def _avro_of(self, schema: Schema) -> tuple[str, Any, Any]:
         with self._lock:
@@ -133,37 +88,28 @@ class AvroConverter(Converter):
                 f"AvroConverter needs a schema to write the {'key' if self.is_key else 'value'} "
                 f"of a record to {topic}"
             )
-        client = self.client
-        if client is None:
-            raise ConnectException("AvroConverter used before configure()")
         text, _, parsed = self._avro_of(schema)
-        subject = self._subject(topic, schema)
-        key = (subject, text)
-        with self._lock:
-            known = self._ids.get(key)
-        if known is None:
-            if self.use_latest:
-                # The subject's latest schema writes the record (Confluent's use.latest.version):
-                # the id must name the schema the bytes were written with.
-                latest = client.latest(subject)
+        subject = self.subject(topic, schema.name)
+        schema_id, latest = self.writer_id(subject, text)
+        if latest is not None:
+            # The subject's latest schema writes the record (Confluent's use.latest.version):
+            # the id must name the schema the bytes were written with.
+            with self._lock:
+                writer = self._writers.get(schema_id)
+            if writer is None:
                 try:
                     writer = fastavro.parse_schema(json.loads(latest["schema"]))
                 except (ValueError, KeyError, fastavro.schema.SchemaParseException) as exc:
                     raise DataException(
                         f"the latest schema of {subject} is not a usable Avro schema: {exc}"
                     ) from None
-                known = (int(latest["id"]), writer)
-            elif self.auto_register:
-                known = (client.register(subject, text, normalize=self.normalize), parsed)
-            else:
-                known = (client.lookup(subject, text), parsed)
-            with self._lock:
-                self._ids[key] = known
-        schema_id, parsed = known
+                with self._lock:
+                    self._writers[schema_id] = writer
+            parsed = writer
         try:
             datum = self.data.from_connect_value(schema, value)
             out = io.BytesIO()
-            out.write(_HEADER.pack(MAGIC, schema_id))
+            out.write(HEADER.pack(MAGIC, schema_id))
             fastavro.schemaless_writer(out, parsed, datum)
         except (ValueError, TypeError, AttributeError, fastavro.validation.ValidationError) as exc:
             raise DataException(
@@ -179,11 +125,7 @@ class AvroConverter(Converter):
         if known is not None:
             return known
         client = self.client
-        if client is None:
-            raise ConnectException("AvroConverter used before configure()")
-        found = client.schema(schema_id)
-        if found.get("schemaType", "AVRO") != "AVRO":
-            raise DataException(f"schema {schema_id} is {found.get('schemaType')}, not AVRO")
+        found = self.fetch_writer(schema_id)
         try:
             node = json.loads(found["schema"])
             named: dict[str, Any] = {}  # referenced named types, for fastavro
@@ -208,17 +150,10 @@ class AvroConverter(Converter):
     ) -> SchemaAndValue:
         if data is None:
             return SchemaAndValue(None, None)
-        if len(data) < _HEADER.size or data[0] != MAGIC:
-            raise DataException(
-                "Converting byte[] to Kafka Connect data failed due to serialization error of topic "
-                f"{topic}: Unknown magic byte! (the {'key' if self.is_key else 'value'} does not start "
-                "with 0 and a "
-                "4-byte schema id: not written by a Schema Registry serializer)"
-            )
-        _, schema_id = _HEADER.unpack_from(data)
+        schema_id = self.unframe(topic, data)
         parsed, connect = self._reader(schema_id)
         try:
-            datum = fastavro.schemaless_reader(io.BytesIO(data[_HEADER.size :]), parsed, None)
+            datum = fastavro.schemaless_reader(io.BytesIO(data[HEADER.size :]), parsed, None)
             value = self.data.to_connect_value(connect, datum)
         except (ValueError, TypeError, EOFError, IndexError, KeyError, UnicodeDecodeError) as exc:
             raise DataException(
@@ -226,7 +161,3 @@ class AvroConverter(Converter):
                 f"{topic}: the Avro payload does not match schema {schema_id}: {exc}"
             ) from None
         return SchemaAndValue(connect, value)
-
-    def close(self) -> None:
-        if self.client is not None:
-            self.client.close()
