@@ -58,7 +58,7 @@ from sluiceway.broker_tools.kafka_clients import (
 )
 
 if TYPE_CHECKING:
-    from sluiceway.broker_tools.registry_formats import AvroLines
+    from sluiceway.broker_tools.registry_formats import RegistryLines
 
 _POLL_S = 0.2
 _BATCH = 500
@@ -111,11 +111,15 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--isolation-level", choices=("read_committed", "read_uncommitted"))
     p.add_argument(
         "--value-format",
-        choices=("string", "avro"),
+        choices=("string", "avro", "json-schema"),
         default="string",
-        help="avro: values in Confluent's wire format, printed as Avro JSON",
+        help="avro / json-schema: values in Confluent's wire format, printed as Avro JSON / as JSON",
     )
-    p.add_argument("--schema-registry", metavar="URL", help="the Schema Registry (with --value-format avro)")
+    p.add_argument(
+        "--schema-registry",
+        metavar="URL",
+        help="the Schema Registry (with a --value-format other than string)",
+    )
     return p
 
 
@@ -207,13 +211,13 @@ class ConsoleConsumer:
         self.errors = ConnectionErrors()
         config: dict[str, Any] = client_config(args.bootstrap_server, settings, self.errors)
         self.consumer = build(Consumer, config, "consumer")
-        self.avro: AvroLines | None = None
-        if args.value_format == "avro":
+        self.framed: RegistryLines | None = None
+        if args.value_format != "string":
             if not args.schema_registry:
-                raise ToolError("--value-format avro needs --schema-registry")
-            from sluiceway.broker_tools.registry_formats import AvroLines  # not a cost of plain values
+                raise ToolError(f"--value-format {args.value_format} needs --schema-registry")
+            from sluiceway.broker_tools.registry_formats import lines_for  # not a cost of plain values
 
-            self.avro = AvroLines(args.schema_registry, "")
+            self.framed = lines_for(args.value_format, args.schema_registry, "", None)
         self.count = 0
         self.consuming = False
         self.stopped_by: int | None = None
@@ -254,9 +258,9 @@ class ConsoleConsumer:
                 continue
             ts_type, ts = m.timestamp()
             value = m.value()
-            if self.avro is not None:
+            if self.framed is not None:
                 try:
-                    value = self.avro.decode(value)
+                    value = self.framed.decode(value)
                 except ValueError as exc:  # RegistryFormatError
                     warn(f"{m.topic()}-{m.partition()} offset {m.offset()}: {exc}")
                     value = b"<not Avro: " + str(exc).encode() + b">"

@@ -81,19 +81,26 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--sync", action="store_true", help="send each record and wait for it before the next")
     p.add_argument(
         "--value-format",
-        choices=("string", "avro"),
+        choices=("string", "avro", "json-schema"),
         default="string",
-        help="avro: each value is a line of Avro JSON, written in Confluent's wire format",
+        help="avro: each value is a line of Avro JSON; json-schema: a JSON document checked against "
+        "--value-schema; both written in Confluent's wire format",
     )
-    p.add_argument("--schema-registry", metavar="URL", help="the Schema Registry (with --value-format avro)")
     p.add_argument(
-        "--value-schema", metavar="JSON", help="the values' Avro schema (registered as <topic>-value)"
+        "--schema-registry",
+        metavar="URL",
+        help="the Schema Registry (with a --value-format other than string)",
+    )
+    p.add_argument(
+        "--value-schema",
+        metavar="JSON",
+        help="the values' schema, Avro or JSON Schema by --value-format (registered as <topic>-value)",
     )
     return p
 
 
 if TYPE_CHECKING:
-    from sluiceway.broker_tools.registry_formats import AvroLines
+    from sluiceway.broker_tools.registry_formats import RegistryLines
 
 
 class DeliveryReport:
@@ -146,13 +153,17 @@ class ConsoleProducer:
         config: dict[str, Any] = client_config(args.bootstrap_server, settings, self.errors)
         self.producer = build(Producer, config, "producer")
         self.report = DeliveryReport(args.topic)
-        self.avro: AvroLines | None = None
-        if args.value_format == "avro":
+        self.framed: RegistryLines | None = None
+        if args.value_format != "string":
             if not args.schema_registry or not args.value_schema:
-                raise ToolError("--value-format avro needs --schema-registry and --value-schema")
-            from sluiceway.broker_tools.registry_formats import AvroLines  # not a cost of plain lines
+                raise ToolError(
+                    f"--value-format {args.value_format} needs --schema-registry and --value-schema"
+                )
+            from sluiceway.broker_tools.registry_formats import lines_for  # not a cost of plain lines
 
-            self.avro = AvroLines(args.schema_registry, f"{args.topic}-value", args.value_schema)
+            self.framed = lines_for(
+                args.value_format, args.schema_registry, f"{args.topic}-value", args.value_schema
+            )
 
     def _send(self, key: bytes | None, value: bytes | None, headers: list[Header]) -> None:
         wire: list[tuple[str, str | bytes | None]] = list(headers)
@@ -184,9 +195,9 @@ class ConsoleProducer:
             for number, line in enumerate(_lines(self.stdin, prompt), start=1):
                 parsed = parse_line(line, number, self.reader)
                 value = parsed.value
-                if self.avro is not None and value is not None:
+                if self.framed is not None and value is not None:
                     try:
-                        value = self.avro.encode(value.decode(), number)
+                        value = self.framed.encode(value.decode(), number)
                     except ValueError as exc:  # RegistryFormatError
                         raise LineFormatError(str(exc)) from None
                 self._send(parsed.key, value, parsed.headers)

@@ -1,7 +1,11 @@
-"""Avro values framed for a Schema Registry in the console tools, as Confluent's
-``kafka-avro-console-producer`` / ``-consumer`` do it: lines are read and printed in
-Avro's JSON encoding (a union's branch named, ``{"string": "x"}``), records are
-Confluent's wire format (byte 0, the 4-byte schema id, the Avro datum).
+"""Values framed for a Schema Registry in the console tools, as Confluent's
+``kafka-avro-console-*``, ``kafka-json-schema-console-*`` and ``kafka-protobuf-console-*``
+do it; records are Confluent's wire format (byte 0, the 4-byte schema id, the payload).
+
+- ``avro``: lines are read and printed in Avro's JSON encoding (a union's branch named,
+  ``{"string": "x"}``);
+- ``json-schema``: lines are JSON documents, checked against the schema before they are
+  sent (Confluent's serializer validates too), and printed as they were written.
 
     sluiceway console-producer --topic t --value-format avro --schema-registry URL \\
         --value-schema '{"type": "record", ...}'
@@ -13,13 +17,16 @@ from __future__ import annotations
 import io
 import json
 import struct
-from typing import Any
+from typing import Any, Protocol
 
 import fastavro
+import jsonschema
+import jsonschema.exceptions
+import jsonschema.validators
 
 from connect.converters.registry_client import RegistryClient
 
-__all__ = ["AvroLines", "RegistryFormatError"]
+__all__ = ["FORMATS", "AvroLines", "JsonSchemaLines", "RegistryFormatError", "RegistryLines", "lines_for"]
 
 _HEADER = struct.Struct(">bI")
 
@@ -28,9 +35,26 @@ class RegistryFormatError(ValueError):
     """A line or a record that is not what the format takes; the message says why."""
 
 
+class RegistryLines(Protocol):
+    def encode(self, line: str, number: int) -> bytes: ...
+
+    def decode(self, data: bytes | None) -> bytes | None: ...
+
+
+def _client(url: str) -> RegistryClient:
+    return RegistryClient({"schema.registry.url": url, "max.retry.time.ms": "5000"})
+
+
+def _schema_id(data: bytes) -> int:
+    if len(data) < _HEADER.size or data[0] != 0:
+        raise RegistryFormatError("Unknown magic byte! (not written by a Schema Registry serializer)")
+    schema_id: int = _HEADER.unpack_from(data)[1]
+    return schema_id
+
+
 class AvroLines:
     def __init__(self, url: str, subject: str, schema: str | None = None) -> None:
-        self.client = RegistryClient({"schema.registry.url": url, "max.retry.time.ms": "5000"})
+        self.client = _client(url)
         self.subject = subject
         self._writer: tuple[int, Any] | None = None
         self._schema_text = schema
@@ -62,9 +86,7 @@ class AvroLines:
         """A framed record as Avro's JSON encoding of its datum."""
         if data is None:
             return None
-        if len(data) < _HEADER.size or data[0] != 0:
-            raise RegistryFormatError("Unknown magic byte! (not written by a Schema Registry serializer)")
-        _, schema_id = _HEADER.unpack_from(data)
+        schema_id = _schema_id(data)
         parsed = self._readers.get(schema_id)
         if parsed is None:
             found = self.client.schema(schema_id)
@@ -76,3 +98,56 @@ class AvroLines:
         except (ValueError, TypeError, EOFError, IndexError) as exc:
             raise RegistryFormatError(f"the Avro payload does not match schema {schema_id}: {exc}") from None
         return text.getvalue().strip().encode()
+
+
+class JsonSchemaLines:
+    def __init__(self, url: str, subject: str, schema: str | None = None) -> None:
+        self.client = _client(url)
+        self.subject = subject
+        self._schema_text = schema
+        self._writer: tuple[int, Any] | None = None  # (id, a validator of the schema)
+
+    def encode(self, line: str, number: int) -> bytes:
+        """One line (a JSON document) as a framed record, once it is valid by the schema."""
+        if self._writer is None:
+            if self._schema_text is None:
+                raise RegistryFormatError("--value-format json-schema needs --value-schema to produce")
+            try:
+                node = json.loads(self._schema_text)
+                cls = jsonschema.validators.validator_for(node)
+                cls.check_schema(node)
+            except (ValueError, jsonschema.exceptions.SchemaError) as exc:
+                raise RegistryFormatError(f"--value-schema is not a JSON Schema: {exc}") from None
+            text = json.dumps(node, separators=(",", ":"))
+            self._writer = (self.client.register(self.subject, text, "JSON"), cls(node))
+        schema_id, validator = self._writer
+        try:
+            document = json.loads(line)
+        except ValueError as exc:
+            raise RegistryFormatError(f"line {number} is not JSON: {exc}") from None
+        problem = jsonschema.exceptions.best_match(validator.iter_errors(document))
+        if problem is not None:
+            where = "/".join(str(p) for p in problem.absolute_path) or "the document"
+            raise RegistryFormatError(
+                f"line {number} does not match the JSON schema at {where}: {problem.message}"
+            )
+        return _HEADER.pack(0, schema_id) + json.dumps(document, separators=(",", ":")).encode()
+
+    def decode(self, data: bytes | None) -> bytes | None:
+        """A framed record as its JSON document."""
+        if data is None:
+            return None
+        _schema_id(data)
+        return data[_HEADER.size :]
+
+
+FORMATS = ("avro", "json-schema")
+
+
+def lines_for(value_format: str, url: str, subject: str, schema: str | None) -> RegistryLines:
+    """The console tools' lines <-> records of ``value_format`` (one of ``FORMATS``)."""
+    if value_format == "avro":
+        return AvroLines(url, subject, schema)
+    if value_format == "json-schema":
+        return JsonSchemaLines(url, subject, schema)
+    raise RegistryFormatError(f"--value-format {value_format}: expected one of {', '.join(FORMATS)}")
