@@ -10,6 +10,7 @@ cache per schema, so converting calls the registry once per schema, not per reco
 
 Settings (Confluent's): ``schema.registry.url`` (required; a comma list),
 ``auto.register.schemas``, ``use.latest.version``, ``normalize.schemas``,
+``latest.compatibility.strict`` (checked with Avro's schema resolution rules),
 ``key.subject.name.strategy`` / ``value.subject.name.strategy`` (TopicNameStrategy,
 RecordNameStrategy, TopicRecordNameStrategy, by short or Java class name),
 ``basic.auth.credentials.source`` / ``basic.auth.user.info``, ``connect.meta.data``,
@@ -23,7 +24,10 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import avro.errors
+import avro.schema
 import fastavro
+from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibilityType
 
 from connect.api import DataException, Headers, Schema, SchemaAndValue
 from connect.api.avro import AvroData
@@ -116,6 +120,20 @@ class AvroConverter(RegistryConverter):
                 f"Converting Kafka Connect data to Avro for topic {topic} failed: {exc}"
             ) from None
         return out.getvalue()
+
+    def latest_cannot_read(self, latest: dict[str, Any], text: str) -> list[str]:
+        if latest.get("references"):
+            return []  # named types from other subjects: the registry checked them when registered
+        try:
+            reader = avro.schema.parse(latest["schema"])
+            writer = avro.schema.parse(text)
+        except (avro.errors.AvroException, ValueError, KeyError) as exc:
+            return [f"not an Avro schema: {exc}"]
+        checker = ReaderWriterCompatibilityChecker()  # type: ignore[no-untyped-call]
+        result = checker.get_compatibility(reader, writer)
+        if result.compatibility is SchemaCompatibilityType.compatible:
+            return []
+        return [f"{', '.join(sorted(result.locations))}: {m}" for m in sorted(map(str, result.messages))]
 
     # -- bytes -> Connect -------------------------------------------------------------------------
 

@@ -5,8 +5,10 @@ payload), the subject a record's schema goes under, and the id a writer schema g
 converting calls the registry once per schema, not per record.
 
 Settings (Confluent's serde configs): ``schema.registry.url`` (required; a comma list),
-``auto.register.schemas`` (true), ``use.latest.version`` (false), ``normalize.schemas``
-(false), ``key.subject.name.strategy`` / ``value.subject.name.strategy``
+``auto.register.schemas`` (true), ``use.latest.version`` (false),
+``latest.compatibility.strict`` (true: with ``use.latest.version``, a record is written
+with the latest schema only if that schema can read data of the record's own schema),
+``normalize.schemas`` (false), ``key.subject.name.strategy`` / ``value.subject.name.strategy``
 (TopicNameStrategy, RecordNameStrategy, TopicRecordNameStrategy, by short or Java class
 name), and the client's (``registry_client``).
 """
@@ -55,6 +57,7 @@ class RegistryConverter(Converter):
         self.is_key = False
         self.auto_register = True
         self.use_latest = False
+        self.latest_strict = True
         self.normalize = False
         self.strategy = "topic"
         self._lock = threading.Lock()
@@ -66,6 +69,7 @@ class RegistryConverter(Converter):
         self._client = RegistryClient(configs)
         self.auto_register = config_bool(configs, "auto.register.schemas", True)
         self.use_latest = config_bool(configs, "use.latest.version", False)
+        self.latest_strict = config_bool(configs, "latest.compatibility.strict", True)
         self.normalize = config_bool(configs, "normalize.schemas", False)
         self.strategy = _strategy(
             configs.get("key.subject.name.strategy" if self.is_key else "value.subject.name.strategy")
@@ -107,6 +111,14 @@ class RegistryConverter(Converter):
         client = self.client
         if self.use_latest:
             latest = client.latest(subject)
+            if self.latest_strict:
+                problems = self.latest_cannot_read(latest, text)
+                if problems:
+                    raise DataException(
+                        f"the latest schema of {subject} (id {latest['id']}) cannot read data written "
+                        f"with the record's schema: {'; '.join(problems)}. Set "
+                        "latest.compatibility.strict=false to disable this check"
+                    )
             known = (int(latest["id"]), latest)
         elif self.auto_register:
             known = (client.register(subject, text, self.schema_type, normalize=self.normalize), None)
@@ -115,6 +127,12 @@ class RegistryConverter(Converter):
         with self._lock:
             self._ids[key] = known
         return known
+
+    def latest_cannot_read(self, latest: dict[str, Any], text: str) -> list[str]:
+        """Why the subject's ``latest`` version (the registry's JSON) cannot read data
+        written with schema ``text`` (``latest.compatibility.strict``); a converter whose
+        type has a reader/writer check overrides this. By default nothing is checked."""
+        return []
 
     def unframe(self, topic: str, data: bytes) -> int:
         """The schema id ``data`` carries (its payload starts at ``HEADER.size``)."""

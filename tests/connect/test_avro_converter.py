@@ -350,3 +350,29 @@ def test_use_latest_version_writes_with_the_subjects_latest_schema(registry: Reg
     assert data is not None and struct.unpack(">I", data[1:5])[0] == latest_id
     read = AvroDeserializer(client)(data, SerializationContext("latest", MessageField.VALUE))
     assert read == {"city": "Oslo", "zip": "00000"}
+
+
+def test_latest_compatibility_strict_refuses_a_latest_schema_that_cannot_read_the_record(
+    registry: RegistryServer,
+) -> None:
+    """Confluent's latest.compatibility.strict (default true): the latest schema must read
+    data of the record's own schema; here it narrows a long to an int."""
+    client = SchemaRegistryClient({"url": registry.url})
+    narrowed = {"type": "record", "name": "Amount", "fields": [{"name": "cents", "type": "int"}]}
+    latest_id = client.register_schema("narrow-value", RegistrySchema(json.dumps(narrowed), "AVRO"))
+    schema = SchemaBuilder.struct().name("Amount").field("cents", Schema.INT64_SCHEMA).build()
+    value = Struct(schema).put("cents", 5)
+    strict = converter(registry, **{"use.latest.version": "true", "auto.register.schemas": "false"})
+    with pytest.raises(DataException, match=r"latest schema of narrow-value .*cannot read.*strict=false"):
+        strict.from_connect_data("narrow", schema, value)
+    lenient = converter(
+        registry,
+        **{
+            "use.latest.version": "true",
+            "auto.register.schemas": "false",
+            "latest.compatibility.strict": "false",
+        },
+    )
+    data = lenient.from_connect_data("narrow", schema, value)
+    assert data is not None and struct.unpack(">I", data[1:5])[0] == latest_id
+    assert AvroDeserializer(client)(data, SerializationContext("narrow", MessageField.VALUE)) == {"cents": 5}
