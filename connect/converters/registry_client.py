@@ -78,6 +78,7 @@ class RegistryClient:
         self._schemas: dict[int, dict[str, Any]] = {}  # id -> GET /schemas/ids/{id}
         self._ids: dict[tuple[str, str], int] = {}  # (subject, schema) -> id
         self._latest: dict[str, dict[str, Any]] = {}
+        self._id_versions: dict[int, Any] = {}
         self._versions: dict[tuple[str, int], dict[str, Any]] = {}
 
     @property
@@ -175,6 +176,12 @@ class RegistryClient:
             self._schemas, schema_id, lambda: self._request("GET", f"/schemas/ids/{schema_id}")
         )
         return dict(found)
+
+    def versions_of_id(self, schema_id: int) -> list[dict[str, Any]]:
+        """``GET /schemas/ids/{id}/versions``: the (subject, version) pairs an id is
+        registered as, as first asked (a reader needs the version its subject gave the id)."""
+        path = f"/schemas/ids/{schema_id}/versions"
+        return list(self._cached(self._id_versions, schema_id, lambda: self._request("GET", path)))
 
     def version(self, subject: str, version: int) -> dict[str, Any]:
         """``GET /subjects/{subject}/versions/{version}`` (a version's schema never changes: kept)."""
