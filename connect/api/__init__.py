@@ -68,12 +68,14 @@ from connect.api.errors import (
     DataException,
     NotFoundException,
     RetriableException,
+    SchemaProjectorException,
 )
 from connect.api.headers import Header, Headers
 from connect.api.java_regex import compile_java_regex
 from connect.api.plugin_metrics import PluginMetrics
 from connect.api.record_columns import RecordColumns, StructColumn
 from connect.api.records import ConnectRecord, SinkRecord, SourceRecord, TimestampType, TopicPartition
+from connect.api.schema_projector import SchemaProjector
 from connect.api.sink_batch import RawForm, SinkRecordBatch, ValueRun
 from connect.api.source_batch import SourceRecordBatch
 from connect.api.task import (
@@ -125,6 +127,8 @@ __all__ = [
     "SchemaAndValue",
     "SchemaBuilder",
     "SchemaField",
+    "SchemaProjector",
+    "SchemaProjectorException",
     "SecretStr",
     "SinkConnector",
     "SinkConnectorContext",
