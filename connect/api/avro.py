@@ -138,12 +138,18 @@ class AvroData:
 
     # -- Avro -> Connect --------------------------------------------------------------------------
 
-    def to_connect_schema(self, node: Any, referenced: Mapping[str, Any] | None = None) -> Schema:
+    def to_connect_schema(
+        self, node: Any, referenced: Mapping[str, Any] | None = None, version: int | None = None
+    ) -> Schema:
         """The Connect schema of an Avro schema (its JSON structure); ``referenced`` holds
-        the named types it refers to (schema references), by full name."""
+        the named types it refers to (schema references), by full name. ``version`` (the
+        registry's) becomes the schema's version unless it carries ``connect.version``."""
         reader = _SchemaReader(self.enhanced)
         reader.named.update(referenced or {})
-        return reader.read(node, optional=False).build()
+        builder = reader.read(node, optional=False)
+        if version is not None and builder.build().version is None:
+            builder.version(version)
+        return builder.build()
 
     def to_connect_value(self, schema: Schema, datum: Any) -> Any:
         """A datum fastavro read with logical types left as their base values."""

@@ -47,6 +47,15 @@ def _without_logical_types(node: Any) -> Any:
     return node
 
 
+def _full_name(node: Any) -> str | None:
+    """An Avro schema's full name (what the record name strategies call it), if it has one."""
+    if not isinstance(node, dict) or not isinstance(node.get("name"), str):
+        return None
+    name: str = node["name"]
+    namespace = node.get("namespace")
+    return f"{namespace}.{name}" if namespace and "." not in name else name
+
+
 class AvroConverter(RegistryConverter):
     aliases: ClassVar[tuple[str, ...]] = ("io.confluent.connect.avro.AvroConverter",)
     schema_type: ClassVar[str] = "AVRO"
@@ -59,7 +68,9 @@ class AvroConverter(RegistryConverter):
         # schema id -> fastavro's parsed schema that writes the records
         self._writers: dict[int, Any] = {}
         # id -> (fastavro's parsed writer schema without logical types, Connect schema)
-        self._readers: dict[int, tuple[Any, Schema]] = {}
+        # (id, topic) -> (fastavro's parsed writer schema without logical types, Connect
+        # schema, with the version the topic's subject gave the id)
+        self._readers: dict[tuple[int, str], tuple[Any, Schema]] = {}
 
     def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:
         super().configure(configs, is_key)
@@ -137,9 +148,9 @@ class AvroConverter(RegistryConverter):
 
     # -- bytes -> Connect -------------------------------------------------------------------------
 
-    def _reader(self, schema_id: int) -> tuple[Any, Schema]:
+    def _reader(self, schema_id: int, topic: str) -> tuple[Any, Schema]:
         with self._lock:
-            known = self._readers.get(schema_id)
+            known = self._readers.get((schema_id, topic))
         if known is not None:
             return known
         client = self.client
@@ -153,14 +164,15 @@ class AvroConverter(RegistryConverter):
                 fastavro.parse_schema(_without_logical_types(ref_node), named_schemas=named)
                 referenced[str(ref["name"])] = ref_node
             parsed = fastavro.parse_schema(_without_logical_types(node), named_schemas=named)
-            connect = self.data.to_connect_schema(node, referenced)
+            version = self.registry_version(topic, schema_id, _full_name(node))
+            connect = self.data.to_connect_schema(node, referenced, version)
         except (ValueError, KeyError, TypeError, fastavro.schema.SchemaParseException) as exc:
             raise DataException(
                 f"schema {schema_id} from the registry is not a usable Avro schema: {exc}"
             ) from None
         entry = (parsed, connect)
         with self._lock:
-            self._readers[schema_id] = entry
+            self._readers[(schema_id, topic)] = entry
         return entry
 
     def to_connect_data(
@@ -169,7 +181,7 @@ class AvroConverter(RegistryConverter):
         if data is None:
             return SchemaAndValue(None, None)
         schema_id = self.unframe(topic, data)
-        parsed, connect = self._reader(schema_id)
+        parsed, connect = self._reader(schema_id, topic)
         try:
             datum = fastavro.schemaless_reader(io.BytesIO(data[HEADER.size :]), parsed, None)
             value = self.data.to_connect_value(connect, datum)

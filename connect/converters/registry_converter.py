@@ -145,6 +145,20 @@ class RegistryConverter(Converter):
         schema_id: int = HEADER.unpack_from(data)[1]
         return schema_id
 
+    def registry_version(self, topic: str, schema_id: int, record_name: str | None) -> int | None:
+        """The version the record's subject (by the configured strategy) gave ``schema_id``:
+        Confluent's converters make it the Connect schema's version unless the schema
+        carries its own (``connect.version``), and storage sinks' ``schema.compatibility``
+        orders schemas by it. None when the id is not registered under that subject."""
+        try:
+            subject = self.subject(topic, record_name)
+        except DataException:
+            return None
+        for entry in self.client.versions_of_id(schema_id):
+            if entry.get("subject") == subject:
+                return int(entry["version"])
+        return None
+
     def fetch_writer(self, schema_id: int) -> dict[str, Any]:
         """The registry's JSON for ``schema_id``, refused unless it is of this converter's type."""
         found = self.client.schema(schema_id)

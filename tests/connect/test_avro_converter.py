@@ -331,7 +331,8 @@ def test_any_value_round_trips(registry: RegistryServer, values: dict[str, Any])
     for k, v in values.items():
         s.put(k, v)
     back = c.to_connect_data("prop", c.from_connect_data("prop", ROUND_SCHEMA, s))
-    assert back.value == s
+    assert back.schema is not None and back.schema.version == 1  # the version prop-value gave the id
+    assert back.value == Struct.from_values(back.schema, [s.get(f.name) for f in ROUND_SCHEMA.fields])
 
 
 def test_use_latest_version_writes_with_the_subjects_latest_schema(registry: RegistryServer) -> None:
@@ -376,3 +377,19 @@ def test_latest_compatibility_strict_refuses_a_latest_schema_that_cannot_read_th
     data = lenient.from_connect_data("narrow", schema, value)
     assert data is not None and struct.unpack(">I", data[1:5])[0] == latest_id
     assert AvroDeserializer(client)(data, SerializationContext("narrow", MessageField.VALUE)) == {"cents": 5}
+
+
+def test_a_read_schema_carries_the_version_its_subject_gave_the_id(registry: RegistryServer) -> None:
+    """As Confluent's converter: the registry version, unless the schema has connect.version."""
+    client = SchemaRegistryClient({"url": registry.url})
+    v1 = {"type": "record", "name": "Event", "fields": [{"name": "id", "type": "long"}]}
+    v2 = {**v1, "fields": [*v1["fields"], {"name": "kind", "type": "string", "default": "x"}]}
+    ctx = SerializationContext("events", MessageField.VALUE)
+    records = [
+        AvroSerializer(client, json.dumps(v1))({"id": 1}, ctx),
+        AvroSerializer(client, json.dumps(v2))({"id": 2, "kind": "y"}, ctx),
+    ]
+    c = converter(registry)
+    read = [c.to_connect_data("events", r) for r in records]
+    assert [r.schema.version for r in read if r.schema is not None] == [1, 2]
+    assert [r.value.get("id") for r in read] == [1, 2]
