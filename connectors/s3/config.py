@@ -15,6 +15,7 @@ from pydantic import BeforeValidator
 
 from connect.api import CommaList, ConfigIssue, ConnectorConfig, Field, SecretStr, importance
 from connect.api.config import lower_case, upper_case
+from connectors.s3.schema_compatibility import SchemaCompatibility
 
 S3 = "S3"
 STORAGE = "Storage"
@@ -41,6 +42,7 @@ FORMATS = {
 AvroCodec = Annotated[
     Literal["null", "deflate", "snappy", "bzip2", "xz", "zstandard"], BeforeValidator(lower_case)
 ]
+SchemaCompatibilityLevel = Annotated[SchemaCompatibility, BeforeValidator(upper_case)]
 NullValues = Annotated[Literal["ignore", "fail"], BeforeValidator(lower_case)]
 Compression = Annotated[Literal["none", "gzip"], BeforeValidator(lower_case)]
 DecimalFormat = Annotated[Literal["BASE64", "NUMERIC"], BeforeValidator(upper_case)]
@@ -191,6 +193,14 @@ class S3SinkConfig(ConnectorConfig):
         alias="parquet.codec",
         description="Parquet compression codec; it names the extension too (.snappy.parquet).",
         json_schema_extra=_storage("LOW"),
+    )
+    schema_compatibility: SchemaCompatibilityLevel = Field(
+        "NONE",
+        alias="schema.compatibility",
+        description="What a record whose value schema is not the current one does: NONE commits the open "
+        "files and starts new ones; BACKWARD and FULL start new files for a newer schema version and "
+        "project an older one to the current schema; FORWARD the other way round.",
+        json_schema_extra=_storage("HIGH"),
     )
     avro_codec: AvroCodec = Field(
         "null",

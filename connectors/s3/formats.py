@@ -43,11 +43,6 @@ class ObjectFile(ABC):
     def append(self, record: SinkRecord) -> None:
         """Take a record; raise ``DataException`` (before taking it) if it cannot be written."""
 
-    def fits(self, record: SinkRecord) -> bool:
-        """Whether the record may join this object; when not (an Avro file's schema changed),
-        the writer commits the open objects and the record starts new ones."""
-        return True
-
     def extend(self, records: Sequence[SinkRecord]) -> bool:
         """Take all of ``records``, or none of them and return False (one of them cannot be
         written: the caller then goes one by one, to report it). Formats that gain nothing
@@ -277,8 +272,8 @@ def _raw_bytes(record: SinkRecord) -> bytes:
 class AvroFormat(Format):
     """Confluent's AvroFormat: an Avro container file per object, its schema the records'
     value schema mapped as Confluent's AvroData maps it (``connect.api.avro``), blocks
-    compressed with ``avro.codec``. A record whose schema differs from the open file's
-    starts the next file (Confluent's behaviour with ``schema.compatibility=NONE``)."""
+    compressed with ``avro.codec``. The writer hands a file records of one schema: by
+    ``schema.compatibility`` another schema starts the next file or is projected."""
 
     extension = ".avro"
     content_type = "application/avro"
@@ -306,11 +301,13 @@ class _AvroFile(ObjectFile):
                 "gives one (AvroConverter, or JsonConverter with schemas.enable)"
             )
 
-    def fits(self, record: SinkRecord) -> bool:
-        return self.schema is None or record.value_schema == self.schema
-
     def append(self, record: SinkRecord) -> None:
         self._check(record)
+        if self.schema is not None and record.value_schema != self.schema:
+            raise DataException(
+                f"Record {record.where}: an Avro file holds records of one schema, and this one's differs "
+                "from the file's"
+            )
         datum = self.data.from_connect_value(record.value_schema, record.value)  # type: ignore[arg-type]
         if self.schema is None:
             self.schema = record.value_schema

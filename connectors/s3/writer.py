@@ -37,7 +37,7 @@ from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from connect.api import DataException, SinkRecord, TopicPartition, ValueRun
+from connect.api import DataException, Schema, SinkRecord, TopicPartition, ValueRun
 from connectors.s3.config import S3SinkConfig
 from connectors.s3.errors import TransientStoreError
 from connectors.s3.formats import Finished, Format, ObjectFile
@@ -49,6 +49,7 @@ from connectors.s3.partitioners import (
     floor_timestamp,
     parse_timezone,
 )
+from connectors.s3.schema_compatibility import project, should_change
 
 if TYPE_CHECKING:
     from connectors.s3.store import Store
@@ -112,6 +113,9 @@ class PartitionWriter:
         self.committed: int | None = None  # next offset after the last rotation in S3
         self.next_offset: int | None = None  # next offset after the last record taken
         self.open: dict[str, _Open] = {}
+        # Per directory, the value schema its files are written with (schema.compatibility);
+        # kept across rotations, as Confluent's writer keeps it.
+        self.schemas: dict[str, Schema | None] = {}
         self.range_start: int | None = None
         self.range_end = -1
         self.count = 0
@@ -169,14 +173,9 @@ class PartitionWriter:
             ):
                 self.rotate()  # the record opens the next rotation
             directory = self.fixed_directory or self.partitioner.encode_partition(record, time_ms)
+            record = self._in_current_schema(directory, record)
             target = self.open.get(directory)
             if target is None:
-                file = self.fmt.open()
-                file.append(record)
-                key = self.naming.key(record.topic, directory, self.tp.partition, offset)
-                self.open[directory] = _Open(key, offset, file)
-            elif not target.file.fits(record):
-                self.rotate()  # a new schema: the open objects are committed, the record starts anew
                 file = self.fmt.open()
                 file.append(record)
                 key = self.naming.key(record.topic, directory, self.tp.partition, offset)
@@ -196,6 +195,23 @@ class PartitionWriter:
         self.next_offset = offset + 1
         if self.count >= self.config.flush_size:
             self.rotate()
+
+    def _in_current_schema(self, directory: str, record: SinkRecord) -> SinkRecord:
+        """The record as the directory's files take it: by ``schema.compatibility``, either
+        its schema becomes the current one (committing the open files first) or it is
+        projected to the current one. Raises ``DataException`` (a ``SchemaProjectorException``)
+        when it can be neither."""
+        level = self.config.schema_compatibility
+        if directory not in self.schemas:
+            self.schemas[directory] = record.value_schema
+            return record
+        current = self.schemas[directory]
+        if should_change(level, record.value_schema, current):
+            self.schemas[directory] = record.value_schema
+            if directory in self.open:
+                self.rotate()  # a new schema: the open objects are committed, the record starts anew
+            return record
+        return project(level, record, current)
 
     def write_many(self, records: Sequence[SinkRecord], now_ms: int) -> None:
         """Take a run of this partition's records (in offset order). Where no record needs a
@@ -218,7 +234,11 @@ class PartitionWriter:
                 i += 1
                 continue
             chunk = records[i : i + flush_size - self.count]
-            if any(r.value is None for r in chunk) or not target.file.extend(chunk):
+            current = self.schemas.get(self.fixed_directory)
+            if any(
+                r.value is None or (r.value_schema is not current and r.value_schema != current)
+                for r in chunk
+            ) or not target.file.extend(chunk):
                 self.write(record, now_ms)
                 i += 1
                 continue
@@ -236,6 +256,11 @@ class PartitionWriter:
         offsets, texts = run.offsets, run.texts
         directory = self.fixed_directory
         assert directory is not None and not self.needs_time
+        if self.schemas.setdefault(directory, None) is not None:
+            # Files written with a schema: these schemaless values are refused one by one.
+            for record in run.records:
+                self.write(record, now_ms)
+            return
         flush_size = self.config.flush_size
         i, n = 0, len(texts)
         if self.next_offset is not None and offsets[0] < self.next_offset:

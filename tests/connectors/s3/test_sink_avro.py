@@ -74,3 +74,49 @@ def test_avro_objects_rotate_on_a_schema_change(
         assert fields == (["id"] if key.endswith(("0000000000.avro", "0000000010.avro")) else ["id", "note"])
         rows += list(reader)
     assert rows == [{"id": i} for i in range(12)] + [{"id": i, "note": f"n{i}"} for i in range(12, 22)]
+
+
+def test_backward_compatibility_projects_older_records_into_the_newer_schemas_file(
+    connect: EmbeddedConnect, registry: RegistryServer, s3_server: MotoS3Server, bucket: str, s3: Any
+) -> None:
+    """schema.compatibility=BACKWARD (Confluent's storage sinks): version 2 starts a file;
+    records of version 1 after it join that file, projected (``note`` from its default)."""
+    topic, name = unique("orders"), unique("s3")
+    admin = AdminClient({"bootstrap.servers": connect.bootstrap})  # kept: the future needs its client
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    client = SchemaRegistryClient({"url": registry.url})
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    first, second = AvroSerializer(client, json.dumps(V1)), AvroSerializer(client, json.dumps(V2))
+    p = Producer({"bootstrap.servers": connect.bootstrap, "linger.ms": 5})
+    newer = set(range(6, 12)) | set(range(18, 25))
+    for i in range(25):
+        p.produce(
+            topic, value=second({"id": i, "note": f"n{i}"}, ctx) if i in newer else first({"id": i}, ctx)
+        )
+    assert p.flush(30) == 0
+    connect.create_connector(
+        name,
+        sink_config(
+            s3_server.url,
+            bucket,
+            topic,
+            **{
+                "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
+                "schema.compatibility": "BACKWARD",
+                "value.converter": "io.confluent.connect.avro.AvroConverter",
+                "value.converter.schema.registry.url": registry.url,
+            },
+        ),
+    )
+    # [0, 5] ends where version 2 arrives; [6, 15] is flush.size, version 1's 12-15 projected; 16-24 wait.
+    connect.wait_for(lambda: committed(connect, name) == {0: 16}, 30, "two rotations")
+    found = objects(s3, bucket)
+    assert sorted(found) == [f"topics/{topic}/partition=0/{topic}+0+{s:010d}.avro" for s in (0, 6)]
+    rows: list[dict[str, Any]] = []
+    for key in sorted(found):
+        rows += list(fastavro.reader(io.BytesIO(found[key])))
+    assert rows == (
+        [{"id": i} for i in range(6)]
+        + [{"id": i, "note": f"n{i}"} for i in range(6, 12)]
+        + [{"id": i, "note": ""} for i in range(12, 16)]
+    )
