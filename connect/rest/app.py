@@ -29,6 +29,7 @@ from connect.rest.metrics import metrics_router
 from connect.rest.schemas import router as schemas_router
 from connect.rest.security import secure
 from connect.rest.tls import worker_client_context
+from connect.rest.topic_records import router as topic_records_router
 from connect.rest.topics import router as topics_router
 from connect.runtime.config import as_strings
 from connect.runtime.status import ConnectorTaskId, TargetState
@@ -563,6 +564,7 @@ def create_app(herder: Herder) -> FastAPI:
 
     app.include_router(topics_router(herder))  # /sluiceway/topics, a read-only extension
     app.include_router(schemas_router(herder))  # /sluiceway/schemas, the registry as the console shows it
+    app.include_router(topic_records_router(herder))  # /sluiceway/topics/{name}/records, decoded
     app.include_router(console.router)  # the web console: /ui and its files
     app.mount(console.PATH, console.assets(), name="console")
 
