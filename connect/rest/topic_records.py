@@ -292,6 +292,16 @@ def _consumer(settings: Mapping[str, Any]) -> Iterator[Consumer]:
         consumer.close()
 
 
+def _next(consumer: Consumer, wait_s: float) -> list[Message]:
+    """What the consumer holds now, or else the next message to come within ``wait_s``
+    (``consume(n, timeout)`` would wait the whole timeout for a batch of n)."""
+    held = consumer.consume(500, timeout=0)
+    if held:
+        return held
+    one = consumer.poll(min(wait_s, 0.5))
+    return [] if one is None else [one]
+
+
 def read(
     settings: Mapping[str, Any],
     topic: str,
@@ -334,7 +344,7 @@ def read(
         if pending:
             consumer.assign([TopicPartition(topic, p, ranges[p][0]) for p in pending])
         while pending and time.monotonic() < deadline:
-            for message in consumer.consume(500, timeout=min(0.5, max(deadline - time.monotonic(), 0))):
+            for message in _next(consumer, max(deadline - time.monotonic(), 0)):
                 p = message.partition()
                 if p is None or p not in pending:
                     continue
