@@ -2,7 +2,8 @@
 records written by Confluent's own ``AvroSerializer`` come back decoded (key and value, with
 their schema id and subject), plain text as text, binary as base64, a framed record whose id
 the registry does not know as its raw bytes with the reason; paging by partition and offset,
-and Kafka Connect's 404 body for an unknown topic or partition."""
+and Kafka Connect's 404 body for an unknown topic or partition; and, in process, the windows
+read from each partition and how undecoded bytes are shown."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
+from hypothesis import given
+from hypothesis import strategies as st
 
+from connect.rest.topic_records import plain, windows
 from sluiceway.embedded import EmbeddedConnect
 from tests.console.test_schemas_view import registry_of
 from tests.console.test_topics_api import create_topic
@@ -165,3 +169,33 @@ def test_unknown_topic_or_partition_is_kafka_connects_404(
     r = worker.request("GET", path)
     assert r.status_code == 404
     assert r.json()["error_code"] == 404 and r.json()["message"].startswith(message)
+
+
+@given(
+    earliest=st.integers(0, 1000),
+    size=st.integers(0, 1000),
+    offset=st.none() | st.integers(0, 3000),
+    limit=st.integers(1, 500),
+)
+def test_windows_stay_within_the_partition_and_the_limit(
+    earliest: int, size: int, offset: int | None, limit: int
+) -> None:
+    latest = earliest + size
+    ((start, end),) = windows({0: (earliest, latest)}, offset, limit).values()
+    assert earliest <= start <= end <= latest
+    if offset is None:  # the newest: as many as there are, up to the limit, ending at the end
+        assert (start, end) == (max(latest - limit, earliest), latest)
+    else:  # from the offset, moved into what the partition keeps
+        assert start == min(max(offset, earliest), latest) and end == min(start + limit, latest)
+
+
+@given(st.binary(max_size=64))
+def test_plain_bytes_are_text_when_they_are_utf8_else_base64(data: bytes) -> None:
+    shown = plain(data)
+    back = shown.data.encode("utf-8") if shown.format == "text" else base64.b64decode(shown.data)
+    assert back == data
+    try:
+        data.decode("utf-8")
+        assert shown.format == "text"
+    except UnicodeDecodeError:
+        assert shown.format == "base64"
