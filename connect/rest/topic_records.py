@@ -48,15 +48,15 @@ from connect.api import Converter
 from connect.api.errors import ConnectException, NotFoundException
 from connect.converters.json import JsonConverter
 from connect.converters.registry_client import RegistryClient, RegistryClientError
-from connect.converters.registry_converter import HEADER, MAGIC
+from connect.converters.registry_converter import HEADER, MAGIC, RegistryConverter
 from connect.herder.base import Herder
 from connect.rest.schemas import registry_url
 from connect.rest.topics import SECURITY_PREFIXES, ErrorBody
 from connect.runtime import clients
 from connect.runtime.config import WorkerConfig
-from connect.runtime.plugins import PluginNotFound
+from connect.runtime.plugins import PluginNotFound, Plugins, PluginType
 
-__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "Decoder", "plain", "router", "windows"]
+__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "Decoder", "converter_factory", "plain", "router", "windows"]
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 500
@@ -69,8 +69,8 @@ READ_TIMEOUT_S = 10.0
 # converters' default 30 s of retries for a registry that is away.
 REGISTRY_RETRY_MS = 2000
 
-# The registry's schemaType -> the converter that reads it (Confluent's class names, which
-# the worker's plugins answer to as soon as a converter for the type is installed).
+# The registry's schemaType -> Confluent's converter for it, by the class name the worker's
+# plugins answer to; used when no registered registry converter declares the type itself.
 CONVERTERS = {
     "AVRO": "io.confluent.connect.avro.AvroConverter",
     "JSON": "io.confluent.connect.json.JsonSchemaConverter",
@@ -173,7 +173,32 @@ class _Known:
     error: str | None
 
 
-ConverterFactory = Callable[[str, Mapping[str, Any], bool], Converter]
+# (schema type, settings, is_key) -> a configured converter, None if none reads the type.
+ConverterFactory = Callable[[str, Mapping[str, Any], bool], Converter | None]
+
+
+def converter_factory(plugins: Plugins) -> ConverterFactory:
+    """The worker's converter for a schema type: a registry converter plugin that declares
+    that ``schema_type``, else the plugin answering to Confluent's class name for the type."""
+
+    def make(schema_type: str, settings: Mapping[str, Any], is_key: bool) -> Converter | None:
+        for desc in plugins.descriptors([PluginType.CONVERTER]):
+            if (
+                issubclass(desc.cls, RegistryConverter)
+                and getattr(desc.cls, "schema_type", None) == schema_type
+            ):
+                converter: Converter = desc.cls()
+                converter.configure(settings, is_key)
+                return converter
+        name = CONVERTERS.get(schema_type)
+        if name is None:
+            return None
+        try:
+            return plugins.new_converter(name, settings, is_key)
+        except PluginNotFound:
+            return None
+
+    return make
 
 
 class Decoder:
@@ -249,16 +274,17 @@ class Decoder:
         """The converter for the type, or why there is none."""
         key = (schema_type, is_key)
         if key not in self._converters:
-            name = CONVERTERS.get(schema_type)
-            if name is None:
-                self._converters[key] = f"schema type {schema_type} has no converter"
-            else:
-                try:
-                    self._converters[key] = self._new_converter(name, self._settings, is_key)
-                except PluginNotFound:
-                    self._converters[key] = f"{schema_type} schema: no converter {name} is installed"
-                except ConnectException as exc:
-                    self._converters[key] = f"{schema_type} schema: {name} cannot start: {exc}"
+            made: Converter | str | None
+            try:
+                made = self._new_converter(schema_type, self._settings, is_key)
+            except ConnectException as exc:
+                made = f"{schema_type} schema: its converter cannot start: {exc}"
+            if made is None:
+                named = CONVERTERS.get(schema_type)
+                made = f"no converter for {schema_type} schemas is installed" + (
+                    f" ({named})" if named else ""
+                )
+            self._converters[key] = made
         return self._converters[key]
 
     def close(self) -> None:
@@ -412,7 +438,7 @@ def router(herder: Herder) -> APIRouter:
     def records(name: str, partition: int | None, offset: int | None, limit: int) -> TopicRecords:
         config = herder.worker.config
         shown, messages = read(consumer_settings(config), name, partition, offset, min(limit, MAX_LIMIT))
-        decoder = Decoder(registry_url(config), herder.plugins.new_converter)
+        decoder = Decoder(registry_url(config), converter_factory(herder.plugins))
         try:
             return TopicRecords(
                 topic=name, partitions=shown, records=[record(decoder, name, m) for m in messages]

@@ -19,7 +19,8 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connect.rest.topic_records import plain, windows
+from connect.rest.topic_records import Decoder, converter_factory, plain, windows
+from connect.runtime.plugins import Plugins
 from sluiceway.embedded import EmbeddedConnect
 from tests.console.test_schemas_view import registry_of
 from tests.console.test_topics_api import create_topic
@@ -74,6 +75,7 @@ def test_records_are_decoded_shown_as_text_or_base64(worker: EmbeddedConnect) ->
     registry = produce_samples(worker, topic)
     value_id = registry.get_latest_version(f"{topic}-value").schema_id
     key_id = registry.get_latest_version(f"{topic}-key").schema_id
+    assert value_id is not None and key_id is not None
 
     body = get(worker, topic)
 
@@ -93,7 +95,7 @@ def test_records_are_decoded_shown_as_text_or_base64(worker: EmbeddedConnect) ->
     assert avro["value"] == {
         "format": "AVRO",
         "schema_id": value_id,
-        "subjects": [f"{topic}-value"],
+        "subjects": sorted(registry.get_subjects_by_schema_id(value_id)),  # every test's -value
         # The JsonConverter's rendering: bytes in base64.
         "data": {"id": 2**40, "payee": "Zoë", "memo": None, "amount": 12.5, "raw": "AP8="},
         "error": None,
@@ -101,11 +103,12 @@ def test_records_are_decoded_shown_as_text_or_base64(worker: EmbeddedConnect) ->
     assert avro["key"] == {
         "format": "AVRO",
         "schema_id": key_id,
-        "subjects": [f"{topic}-key"],
+        "subjects": sorted(registry.get_subjects_by_schema_id(key_id)),
         "data": {"iban": "DE02"},
         "error": None,
     }
     assert avro["headers"] == []
+    assert f"{topic}-value" in avro["value"]["subjects"] and f"{topic}-key" in avro["key"]["subjects"]
 
     assert text["key"]["format"] == "text" and text["key"]["data"] == "plain-key"
     assert text["value"] == {
@@ -169,6 +172,26 @@ def test_unknown_topic_or_partition_is_kafka_connects_404(
     r = worker.request("GET", path)
     assert r.status_code == 404
     assert r.json()["error_code"] == 404 and r.json()["message"].startswith(message)
+
+
+def test_a_schema_type_without_a_converter_shows_the_raw_bytes_and_why(worker: EmbeddedConnect) -> None:
+    # A worker whose plugins hold no converter at all: the registry knows the id, nothing reads it.
+    topic = unique("unread")
+    registry = SchemaRegistryClient({"url": registry_of(worker)})
+    data = AvroSerializer(registry, ACCOUNT)(
+        {"iban": "FR76"}, SerializationContext(topic, MessageField.VALUE)
+    )
+    assert data is not None
+    decoder = Decoder(registry_of(worker), converter_factory(Plugins(discover=False)))
+    try:
+        shown = decoder.show(topic, data, is_key=False)
+    finally:
+        decoder.close()
+    assert shown is not None and shown.format == "base64" and base64.b64decode(shown.data) == data
+    assert shown.subjects is not None and f"{topic}-value" in shown.subjects  # one id, every subject
+    assert shown.error == (
+        "no converter for AVRO schemas is installed (io.confluent.connect.avro.AvroConverter)"
+    )
 
 
 @given(
