@@ -207,7 +207,6 @@ class Decoder:
     (type, key or value), so a page of records asks the registry once per schema."""
 
     def __init__(self, registry: str | None, new_converter: ConverterFactory) -> None:
-        self._registry = registry
         self._settings = {"schema.registry.url": registry or "", "max.retry.time.ms": REGISTRY_RETRY_MS}
         self._client = RegistryClient(self._settings, timeout_s=5) if registry else None
         self._new_converter = new_converter
