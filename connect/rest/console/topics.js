@@ -219,8 +219,6 @@ export function topicView(container, params, _context) {
 const LIMITS = [10, 20, 50, 100, 500];
 const SCHEMA_FORMATS = new Set(["AVRO", "JSON", "PROTOBUF"]);
 // The stylesheet has no rules for the records table yet: the few it needs, inline.
-const PRE_STYLE = "margin:0;white-space:pre-wrap;word-break:break-all;max-height:16rem;overflow:auto";
-const ERROR_STYLE = "color:var(--bad);font-size:12px";
 
 /** GET /sluiceway/topics/{name}/records with the query of the controls. */
 export function recordsPath(name, { partition = "", offset = null, limit = 20 } = {}) {
@@ -263,11 +261,11 @@ export function shownNode(shown, pretty) {
   if (shown === null || shown === undefined) return h("span", { class: "muted null" }, "null");
   const json = jsonOf(shown);
   const body = json.found
-    ? h("pre", { class: "json", style: PRE_STYLE }, JSON.stringify(json.value, null, pretty ? 2 : undefined))
-    : h("pre", { class: shown.format === "base64" ? "base64" : "text", style: PRE_STYLE }, shown.data);
+    ? h("pre", { class: "json" }, JSON.stringify(json.value, null, pretty ? 2 : undefined))
+    : h("pre", { class: shown.format === "base64" ? "base64" : "text" }, shown.data);
   return [
     formatBadge(shown),
-    shown.error ? h("div", { class: "decode-error", style: ERROR_STYLE }, shown.error) : null,
+    shown.error ? h("div", { class: "decode-error" }, shown.error) : null,
     body,
   ];
 }
@@ -389,7 +387,7 @@ function recordsPanel(name) {
       summary,
       `${last.records.length} records`,
       state.offset === null ? ", the newest of each partition" : ` from offset ${state.offset}`,
-      problems.length ? h("span", { style: ERROR_STYLE }, ` (${problems.join("; ")})`) : null,
+      problems.length ? h("span", { class: "decode-error" }, ` (${problems.join("; ")})`) : null,
     );
     if (!last.records.length) {
       fill(body, h("p", { class: "muted empty" }, "No records here."));
@@ -459,7 +457,7 @@ function recordsPanel(name) {
       shownKey = "";
       controls();
       fill(summary, "");
-      fill(body, h("p", { class: "decode-error", style: ERROR_STYLE }, `Records: ${err.message}`));
+      fill(body, h("p", { class: "decode-error" }, `Records: ${err.message}`));
       return;
     }
     if (mine !== asked) return;
