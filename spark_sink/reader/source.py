@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
@@ -46,6 +46,9 @@ from spark_sink.reader.options import (
     split_ranges,
 )
 
+if TYPE_CHECKING:
+    from spark_sink.reader.registry_values import DecodePlan
+
 log = logging.getLogger(__name__)
 
 
@@ -76,13 +79,35 @@ class SluicewayDataSource(DataSource):
 
     def schema(self) -> StructType:
         # Checked here too so that a bad option fails load(), not the first action.
-        return kafka_schema(parse_options(self.options, None).include_headers)
+        opts = parse_options(self.options, None)
+        plan = self._decoding(opts)
+        if plan is None:
+            return kafka_schema(opts.include_headers)
+        from spark_sink.reader.registry_values import spark_schema
+
+        return spark_schema(plan)
+
+    def _decoding(self, opts: ReaderOptions) -> DecodePlan | None:
+        """The reader schemas of value.format/key.format, fetched once: Spark pickles this
+        object after ``schema()``, so ``reader()`` reads what the DataFrame's schema says even
+        if a subject gets a new version in between."""
+        if opts.registry is None:
+            return None
+        plan: DecodePlan | None = getattr(self, "_plan", None)
+        if plan is None:
+            from spark_sink.reader.registry_values import plan_decoding
+
+            plan = plan_decoding(opts)
+            self._plan = plan
+        return plan
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return SluicewayBatchReader(parse_options(self.options, "batch"))
+        opts = parse_options(self.options, "batch")
+        return SluicewayBatchReader(opts, self._decoding(opts))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        return SluicewayStreamReader(parse_options(self.options, "stream"))
+        opts = parse_options(self.options, "stream")
+        return SluicewayStreamReader(opts, self._decoding(opts))
 
 
 @dataclass
@@ -100,21 +125,30 @@ def _input_partitions(ranges: list[OffsetRange], opts: ReaderOptions) -> list[In
     return [KafkaRangePartition(r.topic, r.partition, r.start, r.end) for r in split]
 
 
-def _read(opts: ReaderOptions, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+def _read(
+    opts: ReaderOptions, plan: DecodePlan | None, partition: InputPartition
+) -> Iterator[pa.RecordBatch]:
     if not isinstance(partition, KafkaRangePartition):
         if type(partition) is InputPartition and partition.value is None:
             # Spark reads one InputPartition(None) when partitions() planned none: nothing to read.
             return iter(())
         raise TypeError(f"not a sluiceway partition: {partition!r}")
-    return read_range(opts, partition.topic, partition.partition, partition.start, partition.end)
+    batches = read_range(opts, partition.topic, partition.partition, partition.start, partition.end)
+    if plan is None:
+        return batches
+    from spark_sink.reader.registry_values import RecordDecoder
+
+    decoder = RecordDecoder(plan)
+    return (decoder.decode(batch) for batch in batches)
 
 
 class SluicewayBatchReader(DataSourceReader):
     """A batch read: one partition per topic partition (more with minPartitions /
     maxRecordsPerPartition), its offsets resolved when Spark plans the read."""
 
-    def __init__(self, opts: ReaderOptions) -> None:
+    def __init__(self, opts: ReaderOptions, plan: DecodePlan | None = None) -> None:
         self.opts = opts
+        self.plan = plan
 
     def partitions(self) -> list[InputPartition]:
         with KafkaOffsets(self.opts) as kafka:
@@ -138,7 +172,7 @@ class SluicewayBatchReader(DataSourceReader):
         return _input_partitions(ranges, self.opts)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        return _read(self.opts, partition)
+        return _read(self.opts, self.plan, partition)
 
 
 class SluicewayStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -146,8 +180,9 @@ class SluicewayStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
     (the next offset to read per partition), kept in the query's checkpoint by Spark, so a
     restarted query goes on exactly where the last committed micro-batch ended."""
 
-    def __init__(self, opts: ReaderOptions) -> None:
+    def __init__(self, opts: ReaderOptions, plan: DecodePlan | None = None) -> None:
         self.opts = opts
+        self.plan = plan
         self._kafka: KafkaOffsets | None = None
         self._available_now_target: PartitionOffsets | None = None
         self._available_now = False
@@ -253,7 +288,7 @@ class SluicewayStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         return _input_partitions(ranges, self.opts)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        return _read(self.opts, partition)
+        return _read(self.opts, self.plan, partition)
 
     def commit(self, end: dict[str, Any]) -> None:
         # Nothing to do: offsets live in Spark's checkpoint, and nothing is committed to Kafka.

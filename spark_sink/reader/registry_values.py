@@ -1,0 +1,593 @@
+"""Schema Registry-framed Avro keys and values as typed columns of the "sluiceway" source.
+
+With ``value.format=avro`` (``key.format`` likewise) the source reads Confluent's wire
+format (magic byte 0, 4-byte big-endian schema id, Avro binary) into Spark types instead
+of handing out bytes for ``from_avro``:
+
+- The *reader schema* is fixed when the read is planned: the latest version of
+  ``value.subject`` (default: TopicNameStrategy's ``<topic>-value``) or ``value.schema.id``.
+  Every record is read with the *writer schema* its id names, through Avro schema
+  resolution into the reader schema (fields the reader lacks are dropped, fields the
+  writer lacks take their defaults, ints widen), as Confluent's deserializer does with a
+  reader schema and ABRiS does with a fixed one.
+- Types: Avro -> Connect with ``connect.api.avro.AvroData`` (Confluent's AvroData mapping),
+  Connect -> Arrow with ``connect.api.arrow.arrow_type`` (the Spark sink's), Arrow -> Spark
+  with pyspark's own conversion; so the same topic reads the same way through the sink
+  and through this source. Logical types AvroData does not map (``timestamp-micros``,
+  ``uuid``...) are read as their base types.
+- A record value's fields become columns in place of ``value`` (``value.columns=fields``),
+  or one struct column ``value`` (``value.columns=struct``, what ``from_avro`` gives).
+- A record that does not decode (no magic byte, an id the registry does not know, bytes
+  that are not Avro of that schema, a writer schema that does not resolve into the
+  reader's) fails the read naming its topic, partition and offset (``mode=FAILFAST``, the
+  default, as ``from_avro``'s) or reads as nulls with its raw key and value bytes and the
+  reason in the ``_corrupt_record`` column (``mode=PERMISSIVE``): nothing is lost.
+
+Schemas are fetched with confluent-kafka's SchemaRegistryClient: the reader's in the
+planning worker, writers' by id in executors, once per id and worker process, never per
+record. Records are decoded one by one with fastavro and turned into Arrow arrays a column
+at a time.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import fastavro
+import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
+import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.error import SchemaRegistryError
+from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema, to_arrow_type
+from pyspark.sql.types import (
+    BinaryType,
+    DataType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+from connect.api import DataException, Decimal, Schema, Type
+from connect.api.arrow import arrow_type
+from connect.api.avro import UNION, AvroData
+from spark_sink.reader.options import (
+    Assign,
+    FieldFormat,
+    OptionError,
+    ReaderOptions,
+    RegistryOptions,
+    Subscribe,
+)
+
+MAGIC_BYTE = 0
+HEADER_SIZE = 5
+Side = Literal["key", "value"]
+Converter = Callable[[Any], Any]
+
+#: The logical types AvroData maps; fastavro converts these (to Decimal, date, time,
+#: datetime) and Arrow takes them as they are. Others are read as their base type.
+_MAPPED_LOGICAL = {
+    ("bytes", "decimal"),
+    ("int", "date"),
+    ("int", "time-millis"),
+    ("long", "timestamp-millis"),
+}
+#: Parsed writer schemas by (registry url, id), shared by the tasks a Python worker runs.
+_WRITERS: dict[tuple[str, int], Any] = {}
+_MAX_CACHED = 1000
+
+
+class MalformedRecordError(RuntimeError):
+    """A record's key or value did not decode (mode FAILFAST)."""
+
+
+# ---------------------------------------------------------------------------------------
+# The plan: reader schemas, fixed where Spark plans the read.
+
+
+@dataclass(frozen=True)
+class FieldPlan:
+    """The reader schema of the key or the value. Picklable: only texts."""
+
+    side: Side
+    schema_id: int
+    #: The Avro schema's JSON text, and those of the schemas it references (dependencies first).
+    schema: str
+    referenced: tuple[str, ...] = ()
+    subject: str | None = None
+
+    def describe(self) -> str:
+        by = f"subject '{self.subject}'" if self.subject else "option '" + self.side + ".schema.id'"
+        return f"schema id {self.schema_id} ({by})"
+
+
+@dataclass(frozen=True)
+class DecodePlan:
+    key: FieldPlan | None
+    value: FieldPlan | None
+    options: RegistryOptions
+    include_headers: bool
+
+    @property
+    def url(self) -> str:
+        return self.options.client["url"]
+
+
+def registry_client(options: RegistryOptions) -> SchemaRegistryClient:
+    try:
+        return SchemaRegistryClient(dict(options.client))
+    except ValueError as exc:
+        raise OptionError(f"Option 'schema.registry.url' and its settings: {exc}") from None
+
+
+def plan_decoding(opts: ReaderOptions) -> DecodePlan | None:
+    """Fetch the reader schemas the options name (None when nothing is decoded); OptionError
+    for a subject or id the registry does not have, or a schema Spark cannot hold."""
+    reg = opts.registry
+    if reg is None:
+        return None
+    client = registry_client(reg)
+    key = _plan_field(client, reg, opts, "key", reg.key) if reg.key else None
+    value = _plan_field(client, reg, opts, "value", reg.value) if reg.value else None
+    plan = DecodePlan(key, value, reg, opts.include_headers)
+    spark_schema(plan)  # mapping problems and column clashes fail here, where load() is called
+    return plan
+
+
+def _plan_field(
+    client: SchemaRegistryClient, reg: RegistryOptions, opts: ReaderOptions, side: Side, fmt: FieldFormat
+) -> FieldPlan:
+    url = reg.client["url"]
+    try:
+        if fmt.schema_id is not None:
+            schema = client.get_schema(fmt.schema_id)
+            schema_id, subject = fmt.schema_id, None
+        else:
+            subject = fmt.subject or f"{_single_topic(opts, side)}-{side}"
+            registered = client.get_latest_version(subject)
+            schema, schema_id = registered.schema, int(registered.schema_id or 0)
+        kind = schema.schema_type or "AVRO"
+        if kind != "AVRO":
+            where = f"subject '{subject}'" if subject else f"schema id {schema_id}"
+            raise OptionError(
+                f"Option '{side}.format' is avro but {where} holds a {kind} schema in the Schema Registry "
+                f"at {url}"
+            )
+        referenced = _referenced(client, schema.references or [])
+    except SchemaRegistryError as exc:
+        raise _plan_error(exc, side, fmt, url) from None
+    return FieldPlan(side, schema_id, str(schema.schema_str), tuple(referenced), subject)
+
+
+def _plan_error(exc: SchemaRegistryError, side: Side, fmt: FieldFormat, url: str) -> Exception:
+    if exc.error_code == 40401 or (exc.http_status_code == 404 and fmt.schema_id is None):
+        option = (
+            f"'{side}.subject'"
+            if fmt.subject
+            else f"'{side}.subject' (default: TopicNameStrategy's <topic>-{side})"
+        )
+        return OptionError(
+            f"The Schema Registry at {url} has no subject for the {side}: {exc.error_message} "
+            f"(option {option})"
+        )
+    if exc.http_status_code == 404:
+        return OptionError(
+            f"The Schema Registry at {url} has no schema id {fmt.schema_id}: {exc.error_message} "
+            f"(option '{side}.schema.id')"
+        )
+    return RuntimeError(f"The Schema Registry at {url} failed: HTTP {exc.http_status_code}: {exc}")
+
+
+def _single_topic(opts: ReaderOptions, side: Side) -> str:
+    strategy = opts.strategy
+    topics: set[str] = set()
+    if isinstance(strategy, Subscribe):
+        topics = set(strategy.topics)
+    elif isinstance(strategy, Assign):
+        topics = {t for t, _ in strategy.partitions}
+    if len(topics) != 1:
+        raise OptionError(
+            f"Option '{side}.subject' or '{side}.schema.id' must be given to decode the {side} when "
+            f"more than one topic (or a pattern) is read: TopicNameStrategy's subject <topic>-{side} "
+            f"names one reader schema per topic"
+        )
+    return next(iter(topics))
+
+
+def _referenced(
+    client: SchemaRegistryClient, refs: Sequence[Any], seen: set[tuple[str, int]] | None = None
+) -> list[str]:
+    """The texts of referenced schemas, each after those it references itself."""
+    seen = set() if seen is None else seen
+    out: list[str] = []
+    for ref in refs:
+        marker = (str(ref.subject), int(ref.version))
+        if marker in seen:
+            continue
+        seen.add(marker)
+        registered = client.get_version(ref.subject, ref.version)
+        out.extend(_referenced(client, registered.schema.references or [], seen))
+        out.append(str(registered.schema.schema_str))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Types: Avro -> Connect (AvroData) -> Arrow (the sink's mapping) -> Spark.
+
+
+def _nodes(schema: str, referenced: Sequence[str]) -> tuple[Any, dict[str, Any]]:
+    """The Avro JSON of a schema and of its referenced named types by full name."""
+    named: dict[str, Any] = {}
+    for text in referenced:
+        node = json.loads(text)
+        if isinstance(node, dict) and "name" in node:
+            name = str(node["name"])
+            full = name if "." in name or not node.get("namespace") else f"{node['namespace']}.{name}"
+            named[full] = node
+    return json.loads(schema), named
+
+
+def connect_schema(field: FieldPlan) -> Schema:
+    node, named = _nodes(field.schema, field.referenced)
+    return AvroData().to_connect_schema(node, named)
+
+
+def _spark_type(field: FieldPlan) -> DataType:
+    try:
+        arrow = arrow_type(connect_schema(field))
+    except (DataException, ValueError, KeyError) as exc:
+        raise OptionError(
+            f"The {field.side}'s {field.describe()} has no Spark type (option '{field.side}.format'): {exc}"
+        ) from None
+    return from_arrow_type(arrow, prefer_timestamp_ntz=False)
+
+
+def _corrupt_type() -> StructType:
+    return StructType(
+        [
+            StructField("key", BinaryType()),
+            StructField("value", BinaryType()),
+            StructField("error", StringType()),
+        ]
+    )
+
+
+def spark_schema(plan: DecodePlan) -> StructType:
+    """The source's columns with decoding: Spark's Kafka columns, the key typed, the value's
+    fields (or the value as one typed column), and the corrupt record column (PERMISSIVE)."""
+    # Imported here: source imports this module.
+    from spark_sink.reader.source import kafka_schema
+
+    base = kafka_schema(plan.include_headers)
+    fields: list[StructField] = []
+    for f in base.fields:
+        if f.name == "key" and plan.key is not None:
+            fields.append(StructField("key", _spark_type(plan.key)))
+        elif f.name == "value" and plan.value is not None:
+            typ = _spark_type(plan.value)
+            if plan.options.value_columns == "fields" and isinstance(typ, StructType):
+                fields.extend(StructField(v.name, v.dataType) for v in typ.fields)
+            else:
+                fields.append(StructField("value", typ))
+        else:
+            fields.append(f)
+    if plan.options.mode == "PERMISSIVE":
+        fields.append(StructField(plan.options.corrupt_column, _corrupt_type()))
+    _check_unique(fields, plan)
+    return StructType(fields)
+
+
+def _check_unique(fields: list[StructField], plan: DecodePlan) -> None:
+    seen: set[str] = set()
+    for f in fields:
+        # Spark resolves column names case-insensitively by default.
+        low = f.name.lower()
+        if low in seen:
+            raise OptionError(
+                f"The value's field '{f.name}' has the name of another column of the sluiceway source; set "
+                f"option 'value.columns' to 'struct' to read the value as one struct column 'value' (or "
+                f"'{plan.options.corrupt_column}': option 'columnNameOfCorruptRecord')"
+            )
+        seen.add(low)
+
+
+# ---------------------------------------------------------------------------------------
+# Decoding (executors).
+
+
+def _strip_unmapped_logical(node: Any) -> Any:
+    """The schema with the logical types AvroData does not map removed, so fastavro reads
+    them as the base values their Spark columns hold."""
+    if isinstance(node, list):
+        return [_strip_unmapped_logical(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {
+        k: _strip_unmapped_logical(v) if k in ("type", "items", "values", "fields") else v
+        for k, v in node.items()
+    }
+    logical = out.get("logicalType")
+    if logical is not None and (out.get("type"), logical) not in _MAPPED_LOGICAL:
+        del out["logicalType"]
+    return out
+
+
+def parse_avro(schema: str, referenced: Sequence[str]) -> Any:
+    """fastavro's parsed schema, its references resolved."""
+    named: dict[str, Any] = {}
+    for text in referenced:
+        fastavro.parse_schema(_strip_unmapped_logical(json.loads(text)), named_schemas=named)
+    return fastavro.parse_schema(_strip_unmapped_logical(json.loads(schema)), named_schemas=named)
+
+
+def input_converter(schema: Schema) -> Converter | None:
+    """What turns fastavro's datums into pyarrow's input for the column's type, or None when
+    they go as they are: Connect's multi-type unions (a struct, one field per branch) and maps
+    written as arrays of MapEntry records need reshaping."""
+    t = schema.type
+    if t is Type.STRUCT and schema.name == UNION:
+        return _union_converter(schema)
+    if t is Type.STRUCT:
+        children = [(f.name, input_converter(f.schema)) for f in schema.fields]
+        changed = [(n, c) for n, c in children if c is not None]
+        if not changed:
+            return None
+
+        def record(datum: Any) -> Any:
+            if datum is None:
+                return None
+            out = dict(datum)
+            for n, c in changed:
+                v = out.get(n)
+                out[n] = None if v is None else c(v)
+            return out
+
+        return record
+    if t is Type.ARRAY:
+        assert schema.value_schema is not None
+        item = input_converter(schema.value_schema)
+        if item is None:
+            return None
+        return lambda datum: [None if v is None else item(v) for v in datum]
+    if t is Type.MAP:
+        assert schema.key_schema is not None and schema.value_schema is not None
+        kc = input_converter(schema.key_schema) or _same
+        vc = input_converter(schema.value_schema) or _same
+
+        def entries(datum: Any) -> Any:
+            # A map of non-string keys is an array of MapEntry records {key, value}.
+            pairs = [(e["key"], e["value"]) for e in datum] if isinstance(datum, list) else datum.items()
+            return [(kc(k), None if v is None else vc(v)) for k, v in pairs]
+
+        return entries
+    return None
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _union_converter(schema: Schema) -> Converter:
+    branches = [(f.name, f.schema, input_converter(f.schema)) for f in schema.fields]
+
+    def union(datum: Any) -> Any:
+        if isinstance(datum, tuple):
+            # fastavro names the record of a union with several (return_record_name).
+            name, datum = datum
+            short = str(name).rsplit(".", 1)[-1]
+            for n, _, c in branches:
+                if n == short:
+                    return {n: datum if c is None else c(datum)}
+        for n, s, c in branches:
+            if _holds(s, datum):
+                return {n: datum if c is None else c(datum)}
+        raise DataException(f"no branch of the union {[b[0] for b in branches]} holds {datum!r}")
+
+    return union
+
+
+def _holds(schema: Schema, datum: Any) -> bool:
+    import datetime
+    import decimal
+
+    if schema.name == Decimal.LOGICAL_NAME:
+        return isinstance(datum, decimal.Decimal)
+    t = schema.type
+    if t is Type.STRUCT or t is Type.MAP:
+        return isinstance(datum, dict) or (t is Type.MAP and isinstance(datum, list))
+    if t is Type.STRING:
+        return isinstance(datum, str)
+    if t is Type.BOOLEAN:
+        return isinstance(datum, bool)
+    if t in (Type.INT8, Type.INT16, Type.INT32, Type.INT64):
+        return isinstance(datum, int | datetime.date | datetime.time) and not isinstance(datum, bool)
+    if t in (Type.FLOAT32, Type.FLOAT64):
+        return isinstance(datum, float)
+    if t is Type.BYTES:
+        return isinstance(datum, bytes)
+    return isinstance(datum, list)
+
+
+class _FieldDecoder:
+    """Decodes one side (key or value) of records into one Arrow array."""
+
+    def __init__(self, plan: FieldPlan, url: str, client: Callable[[], SchemaRegistryClient]) -> None:
+        self.plan = plan
+        self.url = url
+        self._client = client
+        self.reader = parse_avro(plan.schema, plan.referenced)
+        schema = connect_schema(plan)
+        self.convert = input_converter(schema)
+        self.type = to_arrow_type(
+            from_arrow_type(arrow_type(schema), prefer_timestamp_ntz=False), timezone="UTC"
+        )
+        self._unknown: dict[int, str] = {}  # ids that did not give a usable writer schema: why
+
+    def writer(self, schema_id: int) -> Any:
+        """The parsed writer schema of an id, or a str saying why there is none."""
+        if schema_id == self.plan.schema_id:
+            return None  # the reader schema itself: no resolution needed
+        cached = _WRITERS.get((self.url, schema_id))
+        if cached is not None:
+            return cached
+        if schema_id in self._unknown:
+            return self._unknown[schema_id]
+        client = self._client()
+        try:
+            schema = client.get_schema(schema_id)
+            kind = schema.schema_type or "AVRO"
+            if kind != "AVRO":
+                raise DataException(f"schema id {schema_id} is a {kind} schema, not Avro")
+            parsed = parse_avro(str(schema.schema_str), _referenced(client, schema.references or []))
+        except SchemaRegistryError as exc:
+            if exc.http_status_code != 404:
+                # The registry failing is not the record's fault: the read fails, whatever the mode.
+                raise RuntimeError(
+                    f"The Schema Registry at {self.url} failed to give schema id {schema_id}: {exc}"
+                ) from None
+            self._unknown[schema_id] = (
+                f"schema id {schema_id} is unknown to the Schema Registry at {self.url}"
+            )
+            return self._unknown[schema_id]
+        except (DataException, ValueError, KeyError, TypeError, fastavro.schema.SchemaParseException) as exc:
+            self._unknown[schema_id] = f"writer schema id {schema_id} is not a usable Avro schema: {exc}"
+            return self._unknown[schema_id]
+        if len(_WRITERS) >= _MAX_CACHED:
+            _WRITERS.clear()
+        _WRITERS[(self.url, schema_id)] = parsed
+        return parsed
+
+    def decode(self, raw: list[bytes | None]) -> tuple[pa.Array, dict[int, str]]:
+        """The column of ``raw``'s decoded values (null where raw is null or bad) and, by row,
+        why a value did not decode."""
+        datums: list[Any] = []
+        errors: dict[int, str] = {}
+        for i, data in enumerate(raw):
+            if data is None:
+                datums.append(None)
+                continue
+            try:
+                datums.append(self._one(data))
+            except _Bad as exc:
+                errors[i] = str(exc)
+                datums.append(None)
+        try:
+            return pa.array(datums, type=self.type), errors
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError):
+            pass
+        # Some value does not fit its column (e.g. a writer's logical type the reader's lacks): find it.
+        for i, datum in enumerate(datums):
+            try:
+                pa.array([datum], type=self.type)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError) as exc:
+                errors[i] = f"the decoded {self.plan.side} does not fit its Spark column: {exc}"
+                datums[i] = None
+        return pa.array(datums, type=self.type), errors
+
+    def _one(self, data: bytes) -> Any:
+        if len(data) < HEADER_SIZE or data[0] != MAGIC_BYTE:
+            raise _Bad(
+                f"not Schema Registry framing: {'unknown magic byte ' + hex(data[0]) if data else 'empty'}"
+                f"{'' if not data or data[0] != MAGIC_BYTE else ', fewer than 5 bytes'}"
+            )
+        schema_id = int.from_bytes(data[1:HEADER_SIZE], "big")
+        writer = self.writer(schema_id)
+        if isinstance(writer, str):
+            raise _Bad(writer)
+        buf = io.BytesIO(data)
+        buf.seek(HEADER_SIZE)
+        try:
+            if writer is None:
+                datum = fastavro.schemaless_reader(
+                    buf, self.reader, None, return_record_name=True, return_record_name_override=True
+                )
+            else:
+                datum = fastavro.schemaless_reader(
+                    buf, writer, self.reader, return_record_name=True, return_record_name_override=True
+                )
+            return datum if self.convert is None or datum is None else self.convert(datum)
+        except Exception as exc:  # fastavro raises anything on bad bytes
+            raise _Bad(
+                f"cannot read the bytes as Avro of schema id {schema_id} into the reader's "
+                f"{self.plan.describe()}: {type(exc).__name__}: {exc}"
+            ) from None
+
+
+class _Bad(Exception):
+    """One key or value did not decode (internal)."""
+
+
+class RecordDecoder:
+    """Turns the source's raw batches (Spark's Kafka columns) into decoded ones. One per task."""
+
+    def __init__(self, plan: DecodePlan) -> None:
+        self.plan = plan
+        self._registry: SchemaRegistryClient | None = None
+        self.key = _FieldDecoder(plan.key, plan.url, self._client) if plan.key else None
+        self.value = _FieldDecoder(plan.value, plan.url, self._client) if plan.value else None
+        self.schema = to_arrow_schema(spark_schema(plan), timezone="UTC")
+
+    def _client(self) -> SchemaRegistryClient:
+        if self._registry is None:
+            self._registry = registry_client(self.plan.options)
+        return self._registry
+
+    def decode(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        raw_key, raw_value = batch.column("key"), batch.column("value")
+        errors: dict[int, str] = {}
+        key = self._side(self.key, raw_key, errors)
+        value = self._side(self.value, raw_value, errors)
+        if errors and self.plan.options.mode == "FAILFAST":
+            row = min(errors)
+            topic, partition = batch.column("topic")[row].as_py(), batch.column("partition")[row].as_py()
+            raise MalformedRecordError(
+                f"Malformed records are detected in record parsing (mode FAILFAST): topic {topic} "
+                f"partition {partition} offset {batch.column('offset')[row].as_py()}: {errors[row]}. To "
+                f"read malformed records as nulls (their bytes kept in column "
+                f"'{self.plan.options.corrupt_column}'), set the option 'mode' to 'PERMISSIVE'."
+            )
+        if errors:
+            # A record is read whole or not at all: its key and value both become null.
+            bad = pa.array([i in errors for i in range(batch.num_rows)], pa.bool_())
+            if self.key is not None:
+                key = pc.if_else(bad, pa.nulls(batch.num_rows, key.type), key)
+            if self.value is not None:
+                value = pc.if_else(bad, pa.nulls(batch.num_rows, value.type), value)
+        columns: list[pa.Array] = []
+        for name in batch.schema.names:
+            if name == "key":
+                columns.append(key)
+            elif name == "value":
+                if self.plan.options.value_columns == "fields" and pa.types.is_struct(value.type):
+                    # flatten() gives the fields with the struct's nulls applied.
+                    columns.extend(value.flatten())
+                else:
+                    columns.append(value)
+            else:
+                columns.append(batch.column(name))
+        if self.plan.options.mode == "PERMISSIVE":
+            columns.append(_corrupt_column(raw_key, raw_value, errors, batch))
+        return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+    def _side(self, decoder: _FieldDecoder | None, raw: pa.Array, errors: dict[int, str]) -> pa.Array:
+        if decoder is None:
+            return raw
+        column, bad = decoder.decode(raw.to_pylist())
+        for row, why in bad.items():
+            errors.setdefault(row, f"{decoder.plan.side}: {why}")
+        return column
+
+
+def _corrupt_column(
+    raw_key: pa.Array, raw_value: pa.Array, errors: Mapping[int, str], batch: pa.RecordBatch
+) -> pa.Array:
+    n = batch.num_rows
+    reasons = pa.array([errors.get(i) for i in range(n)], pa.string())
+    valid = pa.array([i in errors for i in range(n)], pa.bool_())
+    return pa.StructArray.from_arrays(
+        [raw_key, raw_value, reasons], names=["key", "value", "error"], mask=pc.invert(valid)
+    )
