@@ -52,8 +52,11 @@ system-deps: install
 	fi
 
 # DEMO_ARGS: more arguments for `sluiceway demo` (--data-dir, --rest-port, --broker-port, ...).
+# `python -m` from the checkout, not the `sluiceway` script: the script's sys.path puts
+# site-packages first, where python-schema-registry-client's own top-level `schema_registry`
+# package hides ours, and the demo's worker embeds our Schema Registry.
 demo: install
-	$(BIN)/sluiceway demo $(DEMO_ARGS)
+	$(BIN)/python -m sluiceway.cli demo $(DEMO_ARGS)
 
 # Lint and types first: they take seconds, the suite about twenty minutes on 2 cores.
 test: install system-deps lint typecheck

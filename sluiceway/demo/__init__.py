@@ -1,17 +1,25 @@
 """``make demo`` / ``sluiceway demo``: whole pipelines on one machine with nothing else installed.
 
-A standalone worker starts Sluiceway's broker in-process and runs two pipelines:
+A standalone worker starts Sluiceway's broker and a Schema Registry in-process and runs two
+pipelines:
 
 - files: a FileStreamSource reads ``config/demo/orders.txt`` into the topic
   ``demo-orders`` and a FileStreamSink writes that topic to ``data/demo/orders-out.txt``;
 - a bank: ``data/demo/bank.db`` (SQLite, built from ``config/demo/bank.sql``) gets new
   transactions, and settles pending ones, from a writer thread while the JDBC source
   (timestamp+incrementing on ``updated_at``, ``id``) streams every change to the topic
-  ``demo-bank-transactions``; one sink writes them all to
+  ``demo-bank-transactions`` as Avro (Confluent's AvroConverter, schemas in the embedded
+  registry; the writer adds a column on the way, so the value schema gets a version 2);
+  reading through the AvroConverter, one sink writes them all to
   ``data/demo/transactions-out.jsonl``, another, through a plain-Python transform,
   only the large ones (>= 1,000) to ``data/demo/large-transactions.jsonl``, and the
   Spark sink lands them in a Parquet table, ``data/demo/bank-lake``, which the demo
   then queries with Spark SQL (totals per account).
+
+Then Confluent's own clients look at the Avro: the registry's subjects, versions and ids, one
+record's framing (magic byte 0, schema id), the whole topic read back by Confluent's
+AvroDeserializer and checked against the bank (``checks.topic_shortfalls``), and the
+registry refusing an incompatible schema (``sluiceway.demo.avro_view``).
 
 The demo is done once everything in the bank up to a cut-off (taken when the writer has
 made a few changes) has reached every output (``sluiceway.demo.checks``); then the
@@ -38,7 +46,7 @@ from rich.live import Live
 from rich.table import Table
 
 from connect.standalone import StandaloneRuntime, configure_logging, start, worker_config
-from sluiceway.demo import checks, pipelines
+from sluiceway.demo import avro_view, checks, pipelines
 from sluiceway.demo.bank import BankWriter
 from sluiceway.demo.lake import lake_rows, totals
 from sluiceway.demo.preflight import DemoInputError, check_data_dir, check_java, check_port, free_port
@@ -72,6 +80,14 @@ def _json_lines(path: Path) -> list[dict[str, object]]:
 
 def _changes(rows: list[dict[str, object]]) -> frozenset[checks.Change]:
     return frozenset((int(str(r["id"])), str(r["status"])) for r in rows if "id" in r and "status" in r)
+
+
+def _rows(rows: list[dict[str, object]]) -> list[checks.Row]:
+    return [
+        (int(str(r["id"])), str(r["status"]), int(str(r["account_id"])), checks.cents(r["amount"]))
+        for r in rows
+        if {"id", "status", "account_id", "amount"} <= r.keys()
+    ]
 
 
 class Demo:
@@ -123,7 +139,7 @@ class Demo:
 
     def table(self, runtime: StandaloneRuntime, progress: list[str], elapsed: float) -> Table:
         t = Table(
-            title="Sluiceway demo: file → topic → file, and bank.db → topic → files and a Spark table",
+            title="Sluiceway demo: file → topic → file, and bank.db → Avro topic → files and a Spark table",
             title_justify="left",
         )
         t.add_column("connector")
@@ -216,6 +232,43 @@ class Demo:
         c.print(f"[green]And every one of them landed in the Spark table {self.lake}[/], each record once:")
         return True
 
+    def avro(self, registry_url: str, bootstrap: str) -> bool:
+        """Show the bank topic's Avro side through Confluent's clients and check the topic
+        against the cut-off; True when it holds everything, exactly."""
+        c = self.console
+        assert self.cutoff is not None
+        sink_rows = _rows(_json_lines(self.bank_out))  # before the topic: each must be in it
+        found = avro_view.subjects(registry_url)
+        level = avro_view.compatibility(registry_url)
+        avro_view.show_registry(c, registry_url, found, level)
+        value = next((s for s in found if s.name == pipelines.VALUE_SUBJECT), None)
+        if value is None or not any(s.name == pipelines.KEY_SUBJECT for s in found):
+            c.print(f"[red]The AvroConverter registered no {pipelines.BANK_TOPIC} key and value subjects[/]")
+            return False
+        view = avro_view.read_topic(
+            bootstrap, pipelines.BANK_TOPIC, registry_url, {v.id for v in value.versions}
+        )
+        avro_view.show_framing(c, pipelines.BANK_TOPIC, view, found)
+        said = checks.topic_shortfalls(self.cutoff, view.read, sink_rows, final=self.exit_when_done)
+        refusal = avro_view.refuse(registry_url, value)
+        if said:
+            c.print("[red]Read back with Confluent's AvroDeserializer, the topic falls short:[/]")
+            for line in said:
+                c.print(f"[red]  - {line}[/]", highlight=False)
+        else:
+            balances = ", ".join(
+                f"{account}: {checks.money(cents)}" for account, cents in sorted(self.cutoff.totals().items())
+            )
+            c.print(
+                f"[green]Confluent's AvroDeserializer read all {len(view.read.rows)} records of "
+                f"{pipelines.BANK_TOPIC!r}[/]: every change up to the cut-off is there, and each account's "
+                f"total equals bank.db's to the cent ({balances}); {self.bank_out.name}'s "
+                f"{len(sink_rows)} lines are records of the topic.",
+                highlight=False,
+            )
+        avro_view.show_refusal(c, pipelines.VALUE_SUBJECT, refusal)
+        return not said and refusal is not None and refusal.status == 409
+
 
 async def run(
     data_dir: Path, exit_when_done: bool, console: Console, broker_port: int = 0, rest_port: int = 0
@@ -225,16 +278,20 @@ async def run(
         stale.unlink(missing_ok=True)
     shutil.rmtree(demo.lake, ignore_errors=True)
     BankWriter.create(demo.bank)
-    broker_port, rest_port = broker_port or free_port(), rest_port or free_port()
-    worker = pipelines.worker(data_dir, broker_port, rest_port)
+    broker_port, rest_port, registry_port = broker_port or free_port(), rest_port or free_port(), free_port()
+    registry_url = f"http://127.0.0.1:{registry_port}"
+    worker = pipelines.worker(data_dir, broker_port, rest_port, registry_port)
     console.print(
-        f"[bold]Starting a standalone worker[/] with its embedded broker on 127.0.0.1:{broker_port}"
+        f"[bold]Starting a standalone worker[/] with its embedded broker on 127.0.0.1:{broker_port} "
+        f"and its embedded Schema Registry at {registry_url}"
     )
     console.print(
         f"  reading  {pipelines.SAMPLE}\n  writing  {demo.output}\n  bank     {demo.bank} -> {demo.bank_out}"
         f"\n  configs  {data_dir}/*.properties"
     )
-    runtime = await start(worker_config(worker), pipelines.connectors(data_dir, demo.output, demo.bank))
+    runtime = await start(
+        worker_config(worker), pipelines.connectors(data_dir, demo.output, demo.bank, registry_url)
+    )
     writer = BankWriter(demo.bank).start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -246,12 +303,18 @@ async def run(
         ok = demo.report(finished)
         if ok:
             console.print(await asyncio.to_thread(totals, demo.lake))
+            ok = await asyncio.to_thread(demo.avro, registry_url, f"127.0.0.1:{broker_port}")
         url = runtime.url
         console.print(f"\nThe REST API (Kafka Connect's) is at [bold]{url}[/]. Try:")
         console.print(f"  curl -s {url}/connectors?expand=status")
         console.print(f"  curl -s {url}/connectors/demo-bank-source/offsets")
         console.print(f"  curl -s -X PUT {url}/connectors/demo-file-sink/pause")
-        console.print(f"  kcat -b 127.0.0.1:{broker_port} -C -t {pipelines.BANK_TOPIC} -o beginning -e")
+        console.print(f"  curl -s {registry_url}/subjects/{pipelines.VALUE_SUBJECT}/versions/latest")
+        # Raw bytes: Debian's kcat is built without Avro (its -s value=avro needs libserdes).
+        console.print(
+            f"  kcat -b 127.0.0.1:{broker_port} -C -t {pipelines.BANK_TOPIC} -o beginning -c 1 -e"
+            " | od -A d -t x1 | head -3"
+        )
         if not exit_when_done:
             console.print(f"  tail -f {demo.bank_out}    (the writer keeps adding transactions)")
         console.print(

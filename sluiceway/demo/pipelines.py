@@ -1,5 +1,13 @@
 """The demo's two pipelines as connector configs, written as ``.properties`` files in the
-data dir so a user can read (and rerun) exactly what the demo runs."""
+data dir so a user can read (and rerun) exactly what the demo runs.
+
+The file pipeline moves text lines (the worker's StringConverter). The bank pipeline is
+Avro throughout: the JDBC source writes keys and values with Confluent's AvroConverter,
+which registers their schemas in the worker's embedded Schema Registry
+(``embedded.schema.registry.listeners``), and every bank sink reads them back through the
+AvroConverter. The two file sinks render the Structs they get as JSON lines (a plain-Python
+transform through Kafka's JsonConverter), because FileStreamSink itself would write
+``Struct{...}`` text that nothing can check."""
 
 from __future__ import annotations
 
@@ -19,12 +27,19 @@ CONNECTORS = (
     "demo-large-transactions",
     "demo-bank-lake",
 )
-_JSON = {
-    "key.converter": "org.apache.kafka.connect.json.JsonConverter",
-    "key.converter.schemas.enable": "false",
-    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-    "value.converter.schemas.enable": "false",
-}
+KEY_SUBJECT = f"{BANK_TOPIC}-key"  # TopicNameStrategy's subjects
+VALUE_SUBJECT = f"{BANK_TOPIC}-value"
+
+
+def avro(registry_url: str) -> dict[str, str]:
+    """Confluent's AvroConverter for keys and values, on the embedded registry."""
+    converter = "io.confluent.connect.avro.AvroConverter"
+    return {
+        "key.converter": converter,
+        "key.converter.schema.registry.url": registry_url,
+        "value.converter": converter,
+        "value.converter.schema.registry.url": registry_url,
+    }
 
 
 def write_props(path: Path, values: dict[str, str]) -> PropertiesFile:
@@ -32,7 +47,8 @@ def write_props(path: Path, values: dict[str, str]) -> PropertiesFile:
     return PropertiesFile(path, values, {k: i + 1 for i, k in enumerate(values)})
 
 
-def connectors(data_dir: Path, output: Path, bank: Path) -> list[PropertiesFile]:
+def connectors(data_dir: Path, output: Path, bank: Path, registry_url: str) -> list[PropertiesFile]:
+    _avro = avro(registry_url)
     return [
         write_props(
             data_dir / "file-source.properties",
@@ -67,7 +83,7 @@ def connectors(data_dir: Path, output: Path, bank: Path) -> list[PropertiesFile]
                 "topic.prefix": "demo-bank-",
                 "numeric.mapping": "best_fit",
                 "poll.interval.ms": "300",
-                **_JSON,
+                **_avro,
             },
         ),
         write_props(
@@ -77,6 +93,9 @@ def connectors(data_dir: Path, output: Path, bank: Path) -> list[PropertiesFile]
                 "connector.class": "FileStreamSink",
                 "file": str(data_dir / "transactions-out.jsonl"),
                 "topics": BANK_TOPIC,
+                "transforms": "json",
+                "transforms.json.type": "sluiceway.demo.bank:as_json_line",
+                **_avro,
             },
         ),
         write_props(
@@ -88,7 +107,7 @@ def connectors(data_dir: Path, output: Path, bank: Path) -> list[PropertiesFile]
                 "topics": BANK_TOPIC,
                 "transforms": "large",
                 "transforms.large.type": "sluiceway.demo.bank:large_transactions",
-                **_JSON,
+                **_avro,
             },
         ),
         write_props(
@@ -103,13 +122,13 @@ def connectors(data_dir: Path, output: Path, bank: Path) -> list[PropertiesFile]
                 "spark.master": "local[2]",
                 "spark.conf.spark.log.level": "ERROR",
                 "spark.conf.spark.sql.shuffle.partitions": "2",
-                **_JSON,
+                **_avro,
             },
         ),
     ]
 
 
-def worker(data_dir: Path, broker_port: int, rest_port: int) -> PropertiesFile:
+def worker(data_dir: Path, broker_port: int, rest_port: int, registry_port: int) -> PropertiesFile:
     return write_props(
         data_dir / "worker.properties",
         {
@@ -121,5 +140,6 @@ def worker(data_dir: Path, broker_port: int, rest_port: int) -> PropertiesFile:
             "listeners": f"http://127.0.0.1:{rest_port}",
             "embedded.broker.enable": "true",
             "embedded.broker.log.dirs": str(data_dir / "broker"),
+            "embedded.schema.registry.listeners": f"http://127.0.0.1:{registry_port}",
         },
     )

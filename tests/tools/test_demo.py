@@ -1,5 +1,6 @@
 """``sluiceway demo``: bad input gets one clear line and exit status 2, before anything starts;
-and the rule that says when the demo is done (``sluiceway.demo.checks``)."""
+the rule that says when the demo is done (``sluiceway.demo.checks``), the judgement of its
+Avro topic against the bank, and the transform that writes the Avro Structs as JSON lines."""
 
 from __future__ import annotations
 
@@ -7,12 +8,16 @@ import os
 import socket
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
+import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sluiceway.demo.checks import Cutoff, Outputs, judge, shortfalls
+from connect.api import Schema, SchemaBuilder, SinkRecord, Struct
+from sluiceway.demo.bank import large_transactions
+from sluiceway.demo.checks import Cutoff, Outputs, TopicRead, cents, judge, shortfalls, topic_shortfalls
 from tests.support import ROOT
 
 
@@ -116,3 +121,60 @@ def test_what_is_missing_is_said_per_output() -> None:
         "2 of 3 transaction changes are not in the Spark table (e.g. #2 pending, #3 pending)",
         "the Spark table holds some topic offsets twice",
     ]
+
+
+@given(st.decimals(min_value=0, max_value=10**10, places=2))
+def test_an_amount_in_cents_whatever_type_it_came_as(amount: Decimal) -> None:
+    """bank.db and Avro give floats, JSON gives numbers: the same amount is the same cents."""
+    exact = int(amount * 100)
+    assert cents(amount) == cents(float(amount)) == cents(str(amount)) == exact
+
+
+def test_the_topic_is_judged_against_the_cut_off_and_the_sink() -> None:
+    # Two transactions of account 1 (12.50 and 1,000.00), one of account 2 (3.20).
+    cutoff = Cutoff(
+        frozenset({(1, "settled"), (2, "pending"), (3, "pending")}),
+        frozenset({2}),
+        {1: (1, 1250), 2: (1, 100000), 3: (2, 320)},
+    )
+    rows = (
+        (1, "pending", 1, 1250),
+        (2, "pending", 1, 100000),
+        (3, "pending", 2, 320),
+        (1, "settled", 1, 1250),
+    )
+    assert topic_shortfalls(cutoff, TopicRead(rows, 0), rows, final=True) == []
+    assert topic_shortfalls(cutoff, TopicRead(rows, 0), rows[:2], final=False) == []
+    short = TopicRead((*rows[:3], (1, "settled", 1, 1249)), 1)
+    assert topic_shortfalls(cutoff, short, (*rows[:3], (9, "pending", 2, 5)), final=True) == [
+        "1 values of the topic are not Avro in Confluent's wire format",
+        "account 1 totals 1012.49 in the topic, 1012.50 in bank.db",
+        "transactions-out.jsonl has 1 records the topic does not",
+    ]
+    assert topic_shortfalls(cutoff, TopicRead(rows[:3], 0), rows[:3], final=True) == [
+        "1 of 3 transaction changes are not in the topic"
+    ]
+    assert topic_shortfalls(cutoff, TopicRead(rows, 0), rows[:3], final=True) == [
+        "transactions-out.jsonl has 3 records, the topic 4"
+    ]
+
+
+def test_large_transactions_keeps_the_large_structs_as_json_lines() -> None:
+    """What the AvroConverter hands the sink (a Struct, here of the evolved schema) becomes
+    the JSON line Kafka's JsonConverter writes, null fields included; small ones are dropped."""
+    schema = (
+        SchemaBuilder.struct()
+        .name("transactions")
+        .field("id", Schema.INT64_SCHEMA)
+        .field("amount", Schema.FLOAT64_SCHEMA)
+        .field("channel", Schema.OPTIONAL_STRING_SCHEMA)
+        .build()
+    )
+
+    def record(tid: int, amount: float) -> SinkRecord:
+        return SinkRecord("t", 0, None, None, schema, Struct(schema).put("id", tid).put("amount", amount))
+
+    assert large_transactions(record(1, 999.99)) is None
+    kept = large_transactions(record(2, 1000.0))
+    assert kept is not None and kept.value_schema is None
+    assert orjson.loads(kept.value) == {"id": 2, "amount": 1000.0, "channel": None}
