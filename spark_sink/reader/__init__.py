@@ -14,6 +14,9 @@ Options and columns are those of Spark's Kafka source (``key``, ``value``, ``top
 - ``options``: the options, parsed and checked (pure functions), and offset arithmetic.
 - ``kafka``: partition discovery, offset lookups and range reads with confluent-kafka.
 - ``source``: the pyspark DataSource, DataSourceReader and DataSourceStreamReader.
+- ``registry_options``, ``registry_plan``, ``registry_values``: ``value.format=avro`` /
+  ``key.format=avro``: Schema Registry-framed records decoded into typed columns (their
+  options; the reader schemas and columns, where Spark plans; the decoding, in executors).
 """
 
 from spark_sink.reader.source import SluicewayDataSource

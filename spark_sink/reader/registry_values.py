@@ -1,41 +1,31 @@
-"""Schema Registry-framed Avro keys and values as typed columns of the "sluiceway" source.
+"""Schema Registry-framed Avro keys and values decoded into Arrow, in Spark's executors.
 
-With ``value.format=avro`` (``key.format`` likewise) the source reads Confluent's wire
-format (magic byte 0, 4-byte big-endian schema id, Avro binary) into Spark types instead
-of handing out bytes for ``from_avro``:
+Confluent's wire format is a magic byte 0, a 4-byte big-endian schema id, then Avro binary.
+Each key or value is read with the *writer schema* its id names, through Avro schema
+resolution into the reader schema the plan fixed (``registry_plan``): fields the reader
+lacks are dropped, fields the writer lacks take the reader's defaults, ints widen; as
+Confluent's deserializer does given a reader schema. Writer schemas are fetched with
+confluent-kafka's SchemaRegistryClient once per id and Python worker, never per record.
+Records are decoded one by one with fastavro (with its logical types: Decimal, date,
+time, datetime, which Arrow takes as they are) and turned into Arrow a column at a time.
 
-- The *reader schema* is fixed when the read is planned: the latest version of
-  ``value.subject`` (default: TopicNameStrategy's ``<topic>-value``) or ``value.schema.id``.
-  Every record is read with the *writer schema* its id names, through Avro schema
-  resolution into the reader schema (fields the reader lacks are dropped, fields the
-  writer lacks take their defaults, ints widen), as Confluent's deserializer does with a
-  reader schema and ABRiS does with a fixed one.
-- Types: Avro -> Connect with ``connect.api.avro.AvroData`` (Confluent's AvroData mapping),
-  Connect -> Arrow with ``connect.api.arrow.arrow_type`` (the Spark sink's), Arrow -> Spark
-  with pyspark's own conversion; so the same topic reads the same way through the sink
-  and through this source. Logical types AvroData does not map (``timestamp-micros``,
-  ``uuid``...) are read as their base types.
-- A record value's fields become columns in place of ``value`` (``value.columns=fields``),
-  or one struct column ``value`` (``value.columns=struct``, what ``from_avro`` gives).
-- A record that does not decode (no magic byte, an id the registry does not know, bytes
-  that are not Avro of that schema, a writer schema that does not resolve into the
-  reader's) fails the read naming its topic, partition and offset (``mode=FAILFAST``, the
-  default, as ``from_avro``'s) or reads as nulls with its raw key and value bytes and the
-  reason in the ``_corrupt_record`` column (``mode=PERMISSIVE``): nothing is lost.
-
-Schemas are fetched with confluent-kafka's SchemaRegistryClient: the reader's in the
-planning worker, writers' by id in executors, once per id and worker process, never per
-record. Records are decoded one by one with fastavro and turned into Arrow arrays a column
-at a time.
+A record that does not decode (no magic byte, an id the registry does not know, bytes that
+are not Avro of that schema, a writer schema that does not resolve into the reader's, a
+value that does not fit its column) fails the read naming its topic, partition and offset
+(``mode=FAILFAST``, the default, as ``from_avro``'s), or reads as nulls with its raw key
+and value bytes and the reason in the corrupt record column (``mode=PERMISSIVE``): nothing
+is lost. A registry that fails (other than "no such id") fails the read in either mode:
+that is not the record's fault.
 """
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import io
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import fastavro
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
@@ -43,29 +33,21 @@ import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema, to_arrow_type
-from pyspark.sql.types import (
-    BinaryType,
-    DataType,
-    StringType,
-    StructField,
-    StructType,
-)
 
 from connect.api import DataException, Decimal, Schema, Type
 from connect.api.arrow import arrow_type
-from connect.api.avro import UNION, AvroData
-from spark_sink.reader.options import (
-    Assign,
-    FieldFormat,
-    OptionError,
-    ReaderOptions,
-    RegistryOptions,
-    Subscribe,
+from connect.api.avro import UNION
+from spark_sink.reader.registry_plan import (
+    DecodePlan,
+    FieldPlan,
+    connect_schema,
+    referenced_schemas,
+    registry_client,
+    spark_schema,
 )
 
 MAGIC_BYTE = 0
 HEADER_SIZE = 5
-Side = Literal["key", "value"]
 Converter = Callable[[Any], Any]
 
 #: The logical types AvroData maps; fastavro converts these (to Decimal, date, time,
@@ -83,216 +65,6 @@ _MAX_CACHED = 1000
 
 class MalformedRecordError(RuntimeError):
     """A record's key or value did not decode (mode FAILFAST)."""
-
-
-# ---------------------------------------------------------------------------------------
-# The plan: reader schemas, fixed where Spark plans the read.
-
-
-@dataclass(frozen=True)
-class FieldPlan:
-    """The reader schema of the key or the value. Picklable: only texts."""
-
-    side: Side
-    schema_id: int
-    #: The Avro schema's JSON text, and those of the schemas it references (dependencies first).
-    schema: str
-    referenced: tuple[str, ...] = ()
-    subject: str | None = None
-
-    def describe(self) -> str:
-        by = f"subject '{self.subject}'" if self.subject else "option '" + self.side + ".schema.id'"
-        return f"schema id {self.schema_id} ({by})"
-
-
-@dataclass(frozen=True)
-class DecodePlan:
-    key: FieldPlan | None
-    value: FieldPlan | None
-    options: RegistryOptions
-    include_headers: bool
-
-    @property
-    def url(self) -> str:
-        return self.options.client["url"]
-
-
-def registry_client(options: RegistryOptions) -> SchemaRegistryClient:
-    try:
-        return SchemaRegistryClient(dict(options.client))
-    except ValueError as exc:
-        raise OptionError(f"Option 'schema.registry.url' and its settings: {exc}") from None
-
-
-def plan_decoding(opts: ReaderOptions) -> DecodePlan | None:
-    """Fetch the reader schemas the options name (None when nothing is decoded); OptionError
-    for a subject or id the registry does not have, or a schema Spark cannot hold."""
-    reg = opts.registry
-    if reg is None:
-        return None
-    client = registry_client(reg)
-    key = _plan_field(client, reg, opts, "key", reg.key) if reg.key else None
-    value = _plan_field(client, reg, opts, "value", reg.value) if reg.value else None
-    plan = DecodePlan(key, value, reg, opts.include_headers)
-    spark_schema(plan)  # mapping problems and column clashes fail here, where load() is called
-    return plan
-
-
-def _plan_field(
-    client: SchemaRegistryClient, reg: RegistryOptions, opts: ReaderOptions, side: Side, fmt: FieldFormat
-) -> FieldPlan:
-    url = reg.client["url"]
-    try:
-        if fmt.schema_id is not None:
-            schema = client.get_schema(fmt.schema_id)
-            schema_id, subject = fmt.schema_id, None
-        else:
-            subject = fmt.subject or f"{_single_topic(opts, side)}-{side}"
-            registered = client.get_latest_version(subject)
-            schema, schema_id = registered.schema, int(registered.schema_id or 0)
-        kind = schema.schema_type or "AVRO"
-        if kind != "AVRO":
-            where = f"subject '{subject}'" if subject else f"schema id {schema_id}"
-            raise OptionError(
-                f"Option '{side}.format' is avro but {where} holds a {kind} schema in the Schema Registry "
-                f"at {url}"
-            )
-        referenced = _referenced(client, schema.references or [])
-    except SchemaRegistryError as exc:
-        raise _plan_error(exc, side, fmt, url) from None
-    return FieldPlan(side, schema_id, str(schema.schema_str), tuple(referenced), subject)
-
-
-def _plan_error(exc: SchemaRegistryError, side: Side, fmt: FieldFormat, url: str) -> Exception:
-    if exc.error_code == 40401 or (exc.http_status_code == 404 and fmt.schema_id is None):
-        option = (
-            f"'{side}.subject'"
-            if fmt.subject
-            else f"'{side}.subject' (default: TopicNameStrategy's <topic>-{side})"
-        )
-        return OptionError(
-            f"The Schema Registry at {url} has no subject for the {side}: {exc.error_message} "
-            f"(option {option})"
-        )
-    if exc.http_status_code == 404:
-        return OptionError(
-            f"The Schema Registry at {url} has no schema id {fmt.schema_id}: {exc.error_message} "
-            f"(option '{side}.schema.id')"
-        )
-    return RuntimeError(f"The Schema Registry at {url} failed: HTTP {exc.http_status_code}: {exc}")
-
-
-def _single_topic(opts: ReaderOptions, side: Side) -> str:
-    strategy = opts.strategy
-    topics: set[str] = set()
-    if isinstance(strategy, Subscribe):
-        topics = set(strategy.topics)
-    elif isinstance(strategy, Assign):
-        topics = {t for t, _ in strategy.partitions}
-    if len(topics) != 1:
-        raise OptionError(
-            f"Option '{side}.subject' or '{side}.schema.id' must be given to decode the {side} when "
-            f"more than one topic (or a pattern) is read: TopicNameStrategy's subject <topic>-{side} "
-            f"names one reader schema per topic"
-        )
-    return next(iter(topics))
-
-
-def _referenced(
-    client: SchemaRegistryClient, refs: Sequence[Any], seen: set[tuple[str, int]] | None = None
-) -> list[str]:
-    """The texts of referenced schemas, each after those it references itself."""
-    seen = set() if seen is None else seen
-    out: list[str] = []
-    for ref in refs:
-        marker = (str(ref.subject), int(ref.version))
-        if marker in seen:
-            continue
-        seen.add(marker)
-        registered = client.get_version(ref.subject, ref.version)
-        out.extend(_referenced(client, registered.schema.references or [], seen))
-        out.append(str(registered.schema.schema_str))
-    return out
-
-
-# ---------------------------------------------------------------------------------------
-# Types: Avro -> Connect (AvroData) -> Arrow (the sink's mapping) -> Spark.
-
-
-def _nodes(schema: str, referenced: Sequence[str]) -> tuple[Any, dict[str, Any]]:
-    """The Avro JSON of a schema and of its referenced named types by full name."""
-    named: dict[str, Any] = {}
-    for text in referenced:
-        node = json.loads(text)
-        if isinstance(node, dict) and "name" in node:
-            name = str(node["name"])
-            full = name if "." in name or not node.get("namespace") else f"{node['namespace']}.{name}"
-            named[full] = node
-    return json.loads(schema), named
-
-
-def connect_schema(field: FieldPlan) -> Schema:
-    node, named = _nodes(field.schema, field.referenced)
-    return AvroData().to_connect_schema(node, named)
-
-
-def _spark_type(field: FieldPlan) -> DataType:
-    try:
-        arrow = arrow_type(connect_schema(field))
-    except (DataException, ValueError, KeyError) as exc:
-        raise OptionError(
-            f"The {field.side}'s {field.describe()} has no Spark type (option '{field.side}.format'): {exc}"
-        ) from None
-    return from_arrow_type(arrow, prefer_timestamp_ntz=False)
-
-
-def _corrupt_type() -> StructType:
-    return StructType(
-        [
-            StructField("key", BinaryType()),
-            StructField("value", BinaryType()),
-            StructField("error", StringType()),
-        ]
-    )
-
-
-def spark_schema(plan: DecodePlan) -> StructType:
-    """The source's columns with decoding: Spark's Kafka columns, the key typed, the value's
-    fields (or the value as one typed column), and the corrupt record column (PERMISSIVE)."""
-    # Imported here: source imports this module.
-    from spark_sink.reader.source import kafka_schema
-
-    base = kafka_schema(plan.include_headers)
-    fields: list[StructField] = []
-    for f in base.fields:
-        if f.name == "key" and plan.key is not None:
-            fields.append(StructField("key", _spark_type(plan.key)))
-        elif f.name == "value" and plan.value is not None:
-            typ = _spark_type(plan.value)
-            if plan.options.value_columns == "fields" and isinstance(typ, StructType):
-                fields.extend(StructField(v.name, v.dataType) for v in typ.fields)
-            else:
-                fields.append(StructField("value", typ))
-        else:
-            fields.append(f)
-    if plan.options.mode == "PERMISSIVE":
-        fields.append(StructField(plan.options.corrupt_column, _corrupt_type()))
-    _check_unique(fields, plan)
-    return StructType(fields)
-
-
-def _check_unique(fields: list[StructField], plan: DecodePlan) -> None:
-    seen: set[str] = set()
-    for f in fields:
-        # Spark resolves column names case-insensitively by default.
-        low = f.name.lower()
-        if low in seen:
-            raise OptionError(
-                f"The value's field '{f.name}' has the name of another column of the sluiceway source; set "
-                f"option 'value.columns' to 'struct' to read the value as one struct column 'value' (or "
-                f"'{plan.options.corrupt_column}': option 'columnNameOfCorruptRecord')"
-            )
-        seen.add(low)
 
 
 # ---------------------------------------------------------------------------------------
@@ -391,9 +163,6 @@ def _union_converter(schema: Schema) -> Converter:
 
 
 def _holds(schema: Schema, datum: Any) -> bool:
-    import datetime
-    import decimal
-
     if schema.name == Decimal.LOGICAL_NAME:
         return isinstance(datum, decimal.Decimal)
     t = schema.type
@@ -442,7 +211,7 @@ class _FieldDecoder:
             kind = schema.schema_type or "AVRO"
             if kind != "AVRO":
                 raise DataException(f"schema id {schema_id} is a {kind} schema, not Avro")
-            parsed = parse_avro(str(schema.schema_str), _referenced(client, schema.references or []))
+            parsed = parse_avro(str(schema.schema_str), referenced_schemas(client, schema.references or []))
         except SchemaRegistryError as exc:
             if exc.http_status_code != 404:
                 # The registry failing is not the record's fault: the read fails, whatever the mode.

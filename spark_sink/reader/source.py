@@ -47,7 +47,7 @@ from spark_sink.reader.options import (
 )
 
 if TYPE_CHECKING:
-    from spark_sink.reader.registry_values import DecodePlan
+    from spark_sink.reader.registry_plan import DecodePlan
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ class SluicewayDataSource(DataSource):
         plan = self._decoding(opts)
         if plan is None:
             return kafka_schema(opts.include_headers)
-        from spark_sink.reader.registry_values import spark_schema
+        from spark_sink.reader.registry_plan import spark_schema
 
         return spark_schema(plan)
 
@@ -95,7 +95,7 @@ class SluicewayDataSource(DataSource):
             return None
         plan: DecodePlan | None = getattr(self, "_plan", None)
         if plan is None:
-            from spark_sink.reader.registry_values import plan_decoding
+            from spark_sink.reader.registry_plan import plan_decoding
 
             plan = plan_decoding(opts)
             self._plan = plan

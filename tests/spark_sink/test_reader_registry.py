@@ -38,7 +38,8 @@ from broker.server import EmbeddedBroker
 from schema_registry.server import RegistryServer
 from spark_sink.reader.kafka import read_range
 from spark_sink.reader.options import OptionError, parse_options
-from spark_sink.reader.registry_values import MalformedRecordError, RecordDecoder, plan_decoding, spark_schema
+from spark_sink.reader.registry_plan import plan_decoding, spark_schema
+from spark_sink.reader.registry_values import MalformedRecordError, RecordDecoder
 from tests.schema_registry.support import start_registry
 from tests.spark_sink.test_reader import create_topic
 from tests.support import unique
