@@ -34,7 +34,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema, to_arrow_type
 
-from connect.api import DataException, Decimal, Schema, Type
+from connect.api import DataException, Date, Decimal, Schema, Time, Timestamp, Type
 from connect.api.arrow import arrow_type
 from connect.api.avro import UNION
 from spark_sink.reader.registry_plan import (
@@ -50,14 +50,11 @@ MAGIC_BYTE = 0
 HEADER_SIZE = 5
 Converter = Callable[[Any], Any]
 
-#: The logical types AvroData maps; fastavro converts these (to Decimal, date, time,
-#: datetime) and Arrow takes them as they are. Others are read as their base type.
-_MAPPED_LOGICAL = {
-    ("bytes", "decimal"),
-    ("int", "date"),
-    ("int", "time-millis"),
-    ("long", "timestamp-millis"),
-}
+#: The one logical type fastavro converts (to Decimal, which Arrow takes as it is). Dates,
+#: times and timestamps are read as their ints and become Arrow dates, times and
+#: timestamps by casts of whole columns (fastavro building a datetime per value costs as
+#: much as decoding the rest of a record); logical types AvroData does not map stay ints.
+_FASTAVRO_LOGICAL = {("bytes", "decimal")}
 #: Parsed writer schemas by (registry url, id), shared by the tasks a Python worker runs.
 _WRITERS: dict[tuple[str, int], Any] = {}
 _MAX_CACHED = 1000
@@ -71,29 +68,61 @@ class MalformedRecordError(RuntimeError):
 # Decoding (executors).
 
 
-def _strip_unmapped_logical(node: Any) -> Any:
-    """The schema with the logical types AvroData does not map removed, so fastavro reads
-    them as the base values their Spark columns hold."""
+def _strip_logical(node: Any) -> Any:
+    """The schema with every logical type but decimal removed (see ``_FASTAVRO_LOGICAL``)."""
     if isinstance(node, list):
-        return [_strip_unmapped_logical(n) for n in node]
+        return [_strip_logical(n) for n in node]
     if not isinstance(node, dict):
         return node
-    out = {
-        k: _strip_unmapped_logical(v) if k in ("type", "items", "values", "fields") else v
-        for k, v in node.items()
-    }
+    out = {k: _strip_logical(v) if k in ("type", "items", "values", "fields") else v for k, v in node.items()}
     logical = out.get("logicalType")
-    if logical is not None and (out.get("type"), logical) not in _MAPPED_LOGICAL:
+    if logical is not None and (out.get("type"), logical) not in _FASTAVRO_LOGICAL:
         del out["logicalType"]
     return out
+
+
+#: Connect's date/time types: the Arrow type of their Avro ints, and the Arrow type those
+#: ints are a zero-copy view of (days, milliseconds of the day, milliseconds since the epoch).
+_INT_VIEWS: dict[str, tuple[pa.DataType, pa.DataType]] = {
+    Date.LOGICAL_NAME: (pa.int32(), pa.date32()),
+    Time.LOGICAL_NAME: (pa.int32(), pa.time32("ms")),
+    Timestamp.LOGICAL_NAME: (pa.int64(), pa.timestamp("ms", tz="UTC")),
+}
+
+
+def arrow_stages(schema: Schema, target: pa.DataType) -> tuple[pa.DataType, pa.DataType]:
+    """(the Arrow type fastavro's datums are built into, the view it is cast to) on the way
+    to ``target``, the column's type: dates, times and timestamps are ints at first."""
+    view = _INT_VIEWS.get(schema.name or "")
+    if view is not None:
+        return view
+    t = schema.type
+    if t is Type.STRUCT and pa.types.is_struct(target):
+        parts = [arrow_stages(f.schema, target.field(f.name).type) for f in schema.fields]
+        names = [f.name for f in schema.fields]
+        return (
+            pa.struct([pa.field(n, b) for n, (b, _) in zip(names, parts, strict=True)]),
+            pa.struct([pa.field(n, v) for n, (_, v) in zip(names, parts, strict=True)]),
+        )
+    if t is Type.ARRAY and pa.types.is_list(target):
+        assert schema.value_schema is not None
+        item = target.value_field
+        base, view = arrow_stages(schema.value_schema, item.type)
+        return pa.list_(item.with_type(base)), pa.list_(item.with_type(view))
+    if t is Type.MAP and pa.types.is_map(target):
+        assert schema.key_schema is not None and schema.value_schema is not None
+        kb, kv = arrow_stages(schema.key_schema, target.key_type)
+        vb, vv = arrow_stages(schema.value_schema, target.item_type)
+        return pa.map_(kb, vb), pa.map_(kv, vv)
+    return target, target
 
 
 def parse_avro(schema: str, referenced: Sequence[str]) -> Any:
     """fastavro's parsed schema, its references resolved."""
     named: dict[str, Any] = {}
     for text in referenced:
-        fastavro.parse_schema(_strip_unmapped_logical(json.loads(text)), named_schemas=named)
-    return fastavro.parse_schema(_strip_unmapped_logical(json.loads(schema)), named_schemas=named)
+        fastavro.parse_schema(_strip_logical(json.loads(text)), named_schemas=named)
+    return fastavro.parse_schema(_strip_logical(json.loads(schema)), named_schemas=named)
 
 
 def input_converter(schema: Schema) -> Converter | None:
@@ -194,6 +223,7 @@ class _FieldDecoder:
         self.type = to_arrow_type(
             from_arrow_type(arrow_type(schema), prefer_timestamp_ntz=False), timezone="UTC"
         )
+        self.base, self.view = arrow_stages(schema, self.type)
         self._unknown: dict[int, str] = {}  # ids that did not give a usable writer schema: why
 
     def writer(self, schema_id: int) -> Any:
@@ -230,7 +260,7 @@ class _FieldDecoder:
         _WRITERS[(self.url, schema_id)] = parsed
         return parsed
 
-    def decode(self, raw: list[bytes | None]) -> tuple[pa.Array, dict[int, str]]:
+    def decode(self, raw: Sequence[bytes | None]) -> tuple[pa.Array, dict[int, str]]:
         """The column of ``raw``'s decoded values (null where raw is null or bad) and, by row,
         why a value did not decode."""
         datums: list[Any] = []
@@ -245,17 +275,24 @@ class _FieldDecoder:
                 errors[i] = str(exc)
                 datums.append(None)
         try:
-            return pa.array(datums, type=self.type), errors
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError):
+            return self._column(datums), errors
+        except _ARROW_ERRORS:
             pass
-        # Some value does not fit its column (e.g. a writer's logical type the reader's lacks): find it.
+        # Some value does not fit its column (e.g. a decimal out of its precision): find it.
         for i, datum in enumerate(datums):
             try:
-                pa.array([datum], type=self.type)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError) as exc:
+                self._column([datum])
+            except _ARROW_ERRORS as exc:
                 errors[i] = f"the decoded {self.plan.side} does not fit its Spark column: {exc}"
                 datums[i] = None
-        return pa.array(datums, type=self.type), errors
+        return self._column(datums), errors
+
+    def _column(self, datums: list[Any]) -> pa.Array:
+        column = pa.array(datums, type=self.base)
+        if self.base == self.type:
+            return column
+        # Ints to dates/times/timestamps: a view, then Spark's units (microseconds, nanoseconds).
+        return column.cast(self.view).cast(self.type)
 
     def _one(self, data: bytes) -> Any:
         if len(data) < HEADER_SIZE or data[0] != MAGIC_BYTE:
@@ -284,6 +321,9 @@ class _FieldDecoder:
                 f"cannot read the bytes as Avro of schema id {schema_id} into the reader's "
                 f"{self.plan.describe()}: {type(exc).__name__}: {exc}"
             ) from None
+
+
+_ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError)
 
 
 class _Bad(Exception):
