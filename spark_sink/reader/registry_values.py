@@ -265,15 +265,39 @@ class _FieldDecoder:
         why a value did not decode."""
         datums: list[Any] = []
         errors: dict[int, str] = {}
+        # The loop runs once per record: everything it uses is a local.
+        append, read, buffer = datums.append, fastavro.schemaless_reader, io.BytesIO
+        reader, convert, own_id = self.reader, self.convert, self.plan.schema_id
         for i, data in enumerate(raw):
             if data is None:
-                datums.append(None)
+                append(None)
                 continue
+            if len(data) < HEADER_SIZE or data[0] != MAGIC_BYTE:
+                errors[i] = _framing_problem(data)
+                append(None)
+                continue
+            schema_id = int.from_bytes(data[1:HEADER_SIZE], "big")
+            if schema_id == own_id:
+                writer, resolve_into = reader, None  # no resolution needed
+            else:
+                found = self.writer(schema_id)
+                if isinstance(found, str):
+                    errors[i] = found
+                    append(None)
+                    continue
+                writer, resolve_into = found, reader
+            buf = buffer(data)
+            buf.seek(HEADER_SIZE)
             try:
-                datums.append(self._one(data))
-            except _Bad as exc:
-                errors[i] = str(exc)
-                datums.append(None)
+                # return_record_name(_override): a union of several records names the branch.
+                datum = read(buf, writer, resolve_into, True, True)
+                append(datum if convert is None or datum is None else convert(datum))
+            except Exception as exc:  # fastavro raises anything on bad bytes
+                errors[i] = (
+                    f"cannot read the bytes as Avro of schema id {schema_id} into the reader's "
+                    f"{self.plan.describe()}: {type(exc).__name__}: {exc}"
+                )
+                append(None)
         try:
             return self._column(datums), errors
         except _ARROW_ERRORS:
@@ -294,40 +318,16 @@ class _FieldDecoder:
         # Ints to dates/times/timestamps: a view, then Spark's units (microseconds, nanoseconds).
         return column.cast(self.view).cast(self.type)
 
-    def _one(self, data: bytes) -> Any:
-        if len(data) < HEADER_SIZE or data[0] != MAGIC_BYTE:
-            raise _Bad(
-                f"not Schema Registry framing: {'unknown magic byte ' + hex(data[0]) if data else 'empty'}"
-                f"{'' if not data or data[0] != MAGIC_BYTE else ', fewer than 5 bytes'}"
-            )
-        schema_id = int.from_bytes(data[1:HEADER_SIZE], "big")
-        writer = self.writer(schema_id)
-        if isinstance(writer, str):
-            raise _Bad(writer)
-        buf = io.BytesIO(data)
-        buf.seek(HEADER_SIZE)
-        try:
-            if writer is None:
-                datum = fastavro.schemaless_reader(
-                    buf, self.reader, None, return_record_name=True, return_record_name_override=True
-                )
-            else:
-                datum = fastavro.schemaless_reader(
-                    buf, writer, self.reader, return_record_name=True, return_record_name_override=True
-                )
-            return datum if self.convert is None or datum is None else self.convert(datum)
-        except Exception as exc:  # fastavro raises anything on bad bytes
-            raise _Bad(
-                f"cannot read the bytes as Avro of schema id {schema_id} into the reader's "
-                f"{self.plan.describe()}: {type(exc).__name__}: {exc}"
-            ) from None
+
+def _framing_problem(data: bytes) -> str:
+    if not data:
+        return "not Schema Registry framing: empty"
+    if data[0] != MAGIC_BYTE:
+        return f"not Schema Registry framing: unknown magic byte {hex(data[0])}"
+    return f"not Schema Registry framing: {len(data)} bytes, fewer than the 5 of magic byte and schema id"
 
 
 _ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError)
-
-
-class _Bad(Exception):
-    """One key or value did not decode (internal)."""
 
 
 class RecordDecoder:
