@@ -11,6 +11,7 @@ import io
 import json
 import struct
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import fastavro
@@ -447,3 +448,38 @@ def test_nested_dates_times_timestamps_and_decimals_read_as_fastavro_reads_them(
             microseconds=1
         )
     assert column.to_pylist() == judged
+
+
+def test_a_streaming_query_decodes_too(
+    spark: SparkSession,
+    shared_broker: EmbeddedBroker,
+    registry: RegistryServer,
+    payments: str,
+    tmp_path: Path,
+) -> None:
+    reader = spark.readStream.format("sluiceway")
+    for k, v in options(shared_broker.bootstrap, registry, payments, startingOffsets="earliest").items():
+        reader = reader.option(k, v)
+    name = unique("decoded").replace("-", "_")
+    query = (
+        reader.load()
+        .select("offset", "id", "currency", "address.city")
+        .writeStream.format("memory")
+        .queryName(name)
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    try:
+        query.awaitTermination(120)
+    finally:
+        query.stop()
+    assert query.exception() is None
+    rows = sorted(tuple(r) for r in spark.table(name).collect())
+    assert rows == [
+        (0, 0, "EUR", "c0"),
+        (1, 1, "EUR", "c1"),
+        (2, 2, "EUR", "c2"),
+        (3, 3, "USD", "c3"),
+        (4, None, None, None),
+    ]
