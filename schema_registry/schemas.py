@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from schema_registry.avro_schemas import AVRO
+from schema_registry.json_schemas import JSON
 from schema_registry.schema_kind import SchemaKind, SchemaProblem
 
 __all__ = ["KINDS", "ParsedSchema", "SchemaProblem", "parse", "supported_types"]
 
-KINDS: dict[str, SchemaKind] = {"AVRO": AVRO}
+KINDS: dict[str, SchemaKind] = {"AVRO": AVRO, "JSON": JSON}
 
 
 @dataclass(frozen=True, slots=True)
