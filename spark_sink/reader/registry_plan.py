@@ -115,6 +115,13 @@ def _plan_field(
         referenced = referenced_schemas(client, schema.references or [])
     except SchemaRegistryError as exc:
         raise _plan_error(exc, side, fmt, url) from None
+    except OptionError:
+        raise
+    except Exception as exc:  # the client's HTTP errors (connection refused, TLS, timeouts)
+        raise RuntimeError(
+            f"Cannot read the {side}'s schema from the Schema Registry at {url} (option "
+            f"'schema.registry.url'): {type(exc).__name__}: {exc}"
+        ) from None
     return FieldPlan(side, schema_id, str(schema.schema_str), tuple(referenced), subject)
 
 

@@ -156,8 +156,10 @@ def input_converter(schema: Schema) -> Converter | None:
         return lambda datum: [None if v is None else item(v) for v in datum]
     if t is Type.MAP:
         assert schema.key_schema is not None and schema.value_schema is not None
-        kc = input_converter(schema.key_schema) or _same
-        vc = input_converter(schema.value_schema) or _same
+        key, values = input_converter(schema.key_schema), input_converter(schema.value_schema)
+        if key is None and values is None and _string_keyed(schema.key_schema):
+            return None  # an Avro map: fastavro's dict is what pyarrow takes
+        kc, vc = key or _same, values or _same
 
         def entries(datum: Any) -> Any:
             # A map of non-string keys is an array of MapEntry records {key, value}.
@@ -166,6 +168,12 @@ def input_converter(schema: Schema) -> Converter | None:
 
         return entries
     return None
+
+
+def _string_keyed(key: Schema) -> bool:
+    # AvroData writes only maps with required, plain string keys as Avro maps; the others are
+    # arrays of MapEntry records.
+    return key.type is Type.STRING and not key.optional and key.name is None
 
 
 def _same(value: Any) -> Any:
@@ -238,10 +246,7 @@ class _FieldDecoder:
         client = self._client()
         try:
             schema = client.get_schema(schema_id)
-            kind = schema.schema_type or "AVRO"
-            if kind != "AVRO":
-                raise DataException(f"schema id {schema_id} is a {kind} schema, not Avro")
-            parsed = parse_avro(str(schema.schema_str), referenced_schemas(client, schema.references or []))
+            references = referenced_schemas(client, schema.references or [])
         except SchemaRegistryError as exc:
             if exc.http_status_code != 404:
                 # The registry failing is not the record's fault: the read fails, whatever the mode.
@@ -252,6 +257,16 @@ class _FieldDecoder:
                 f"schema id {schema_id} is unknown to the Schema Registry at {self.url}"
             )
             return self._unknown[schema_id]
+        except Exception as exc:  # the client's HTTP errors (connection refused, TLS, timeouts)
+            raise RuntimeError(
+                f"Cannot read schema id {schema_id} from the Schema Registry at {self.url}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
+        try:
+            kind = schema.schema_type or "AVRO"
+            if kind != "AVRO":
+                raise DataException(f"schema id {schema_id} is a {kind} schema, not Avro")
+            parsed = parse_avro(str(schema.schema_str), references)
         except (DataException, ValueError, KeyError, TypeError, fastavro.schema.SchemaParseException) as exc:
             self._unknown[schema_id] = f"writer schema id {schema_id} is not a usable Avro schema: {exc}"
             return self._unknown[schema_id]

@@ -46,7 +46,7 @@ from spark_sink.reader.registry_plan import DecodePlan, FieldPlan, plan_decoding
 from spark_sink.reader.registry_values import MalformedRecordError, RecordDecoder
 from tests.schema_registry.support import start_registry
 from tests.spark_sink.test_reader import create_topic
-from tests.support import unique
+from tests.support import free_port, unique
 
 UTC = dt.UTC
 ADDRESS = {
@@ -483,3 +483,10 @@ def test_a_streaming_query_decodes_too(
         (3, 3, "USD", "c3"),
         (4, None, None, None),
     ]
+
+
+def test_an_unreachable_registry_fails_load_naming_its_url() -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    opts = {"kafka.bootstrap.servers": "127.0.0.1:1", "subscribe": "t", "value.format": "avro"}
+    with pytest.raises(RuntimeError, match=rf"Schema Registry at {url} \(option 'schema.registry.url'\)"):
+        plan_decoding(parse_options({**opts, "schema.registry.url": url}, None))
