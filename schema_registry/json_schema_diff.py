@@ -3,7 +3,7 @@ schema and its update, each of a named type at a JSON path, and which of those t
 are compatible changes (Confluent's ``json-schema-provider`` ``diff`` package:
 ``SchemaDiff``, ``Difference.Type``, ``COMPATIBLE_CHANGES_STRICT``).
 
-The rules work on a typed model of a schema (``Node``), the shape Confluent's rules see
+The rules work on a typed model of a schema (``json_schema_model.Node``), the shape Confluent's rules see
 after loading (one kind per node: string, number, object, array, enum, const, combined
 (allOf/anyOf/oneOf), not, a ``$ref``, the empty schema, ``true``, ``false``...); building
 it from JSON is ``json_schemas``' job. BACKWARD compatibility of an update is
@@ -14,150 +14,38 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
+
+from schema_registry.json_schema_model import Node
 
 __all__ = ["COMPATIBLE_CHANGES", "Node", "differences", "incompatible"]
 
 # The changes Confluent's default (STRICT) policy accepts as backward compatible.
 COMPATIBLE_CHANGES: frozenset[str] = frozenset(
-    [
-        "ID_CHANGED",
-        "DESCRIPTION_CHANGED",
-        "TITLE_CHANGED",
-        "DEFAULT_CHANGED",
-        "SCHEMA_REMOVED",
-        "TYPE_EXTENDED",
-        "MAX_LENGTH_INCREASED",
-        "MAX_LENGTH_REMOVED",
-        "MIN_LENGTH_DECREASED",
-        "MIN_LENGTH_REMOVED",
-        "PATTERN_REMOVED",
-        "MAXIMUM_INCREASED",
-        "MAXIMUM_REMOVED",
-        "MINIMUM_DECREASED",
-        "MINIMUM_REMOVED",
-        "EXCLUSIVE_MAXIMUM_INCREASED",
-        "EXCLUSIVE_MAXIMUM_REMOVED",
-        "EXCLUSIVE_MINIMUM_DECREASED",
-        "EXCLUSIVE_MINIMUM_REMOVED",
-        "MULTIPLE_OF_REDUCED",
-        "MULTIPLE_OF_REMOVED",
-        "REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED",
-        "REQUIRED_ATTRIBUTE_REMOVED",
-        "DEPENDENCY_ARRAY_NARROWED",
-        "DEPENDENCY_ARRAY_REMOVED",
-        "DEPENDENCY_SCHEMA_REMOVED",
-        "MAX_PROPERTIES_INCREASED",
-        "MAX_PROPERTIES_REMOVED",
-        "MIN_PROPERTIES_DECREASED",
-        "MIN_PROPERTIES_REMOVED",
-        "ADDITIONAL_PROPERTIES_ADDED",
-        "ADDITIONAL_PROPERTIES_EXTENDED",
-        "UNEVALUATED_PROPERTIES_ADDED",
-        "UNEVALUATED_PROPERTIES_EXTENDED",
-        "PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL",
-        "REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL",
-        "OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL",
-        "PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL",
-        "PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL",
-        "PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
-        "PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
-        "MAX_ITEMS_INCREASED",
-        "MAX_ITEMS_REMOVED",
-        "MIN_ITEMS_DECREASED",
-        "MIN_ITEMS_REMOVED",
-        "MAX_CONTAINS_INCREASED",
-        "MAX_CONTAINS_REMOVED",
-        "MIN_CONTAINS_DECREASED",
-        "MIN_CONTAINS_REMOVED",
-        "UNIQUE_ITEMS_REMOVED",
-        "ADDITIONAL_ITEMS_ADDED",
-        "ADDITIONAL_ITEMS_EXTENDED",
-        "UNEVALUATED_ITEMS_ADDED",
-        "UNEVALUATED_ITEMS_EXTENDED",
-        "ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL",
-        "ITEM_ADDED_TO_CLOSED_CONTENT_MODEL",
-        "ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL",
-        "ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL",
-        "ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
-        "ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
-        "ENUM_ARRAY_EXTENDED",
-        "COMBINED_TYPE_EXTENDED",
-        "PRODUCT_TYPE_NARROWED",
-        "SUM_TYPE_EXTENDED",
-        "NOT_TYPE_NARROWED",
-    ]
+    """ID_CHANGED DESCRIPTION_CHANGED TITLE_CHANGED DEFAULT_CHANGED SCHEMA_REMOVED TYPE_EXTENDED
+    MAX_LENGTH_INCREASED MAX_LENGTH_REMOVED MIN_LENGTH_DECREASED MIN_LENGTH_REMOVED PATTERN_REMOVED
+    MAXIMUM_INCREASED MAXIMUM_REMOVED MINIMUM_DECREASED MINIMUM_REMOVED EXCLUSIVE_MAXIMUM_INCREASED
+    EXCLUSIVE_MAXIMUM_REMOVED EXCLUSIVE_MINIMUM_DECREASED EXCLUSIVE_MINIMUM_REMOVED
+    MULTIPLE_OF_REDUCED MULTIPLE_OF_REMOVED REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED
+    REQUIRED_ATTRIBUTE_REMOVED DEPENDENCY_ARRAY_NARROWED DEPENDENCY_ARRAY_REMOVED
+    DEPENDENCY_SCHEMA_REMOVED MAX_PROPERTIES_INCREASED MAX_PROPERTIES_REMOVED
+    MIN_PROPERTIES_DECREASED MIN_PROPERTIES_REMOVED ADDITIONAL_PROPERTIES_ADDED
+    ADDITIONAL_PROPERTIES_EXTENDED UNEVALUATED_PROPERTIES_ADDED UNEVALUATED_PROPERTIES_EXTENDED
+    PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL
+    REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL
+    OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL
+    PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL
+    PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
+    PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL MAX_ITEMS_INCREASED
+    MAX_ITEMS_REMOVED MIN_ITEMS_DECREASED MIN_ITEMS_REMOVED MAX_CONTAINS_INCREASED
+    MAX_CONTAINS_REMOVED MIN_CONTAINS_DECREASED MIN_CONTAINS_REMOVED UNIQUE_ITEMS_REMOVED
+    ADDITIONAL_ITEMS_ADDED ADDITIONAL_ITEMS_EXTENDED UNEVALUATED_ITEMS_ADDED
+    UNEVALUATED_ITEMS_EXTENDED ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL
+    ITEM_ADDED_TO_CLOSED_CONTENT_MODEL ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL
+    ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
+    ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL ENUM_ARRAY_EXTENDED
+    COMBINED_TYPE_EXTENDED PRODUCT_TYPE_NARROWED SUM_TYPE_EXTENDED NOT_TYPE_NARROWED""".split()  # noqa: SIM905
 )
-
-
-@dataclass(eq=False)
-class Node:
-    """One schema as the rules see it; identity matters (a ``$ref`` cycle is the same
-    node met again), so nodes compare by identity."""
-
-    kind: str  # empty true false string number boolean null object array enum const combined not ref
-    key: str = ""  # the node's JSON (sorted keys) with its kind: equal keys = the same subschema
-    id: str | None = None
-    title: str | None = None
-    description: str | None = None
-    default: str | None = None  # the default value as JSON; None when there is none
-    connect_type: str | None = None
-    # string
-    min_length: int | None = None
-    max_length: int | None = None
-    pattern: str | None = None
-    # number
-    minimum: float | None = None
-    maximum: float | None = None
-    exclusive_minimum: float | None = None
-    exclusive_maximum: float | None = None
-    multiple_of: Decimal | None = None
-    integer: bool = False
-    # enum (values as JSON) and const
-    values: frozenset[str] = frozenset()
-    # combined: "allOf" | "anyOf" | "oneOf"
-    criterion: str = ""
-    subschemas: list[Node] = field(default_factory=list)
-    # not
-    negated: Node | None = None
-    # object
-    properties: dict[str, Node] = field(default_factory=dict)
-    required: frozenset[str] = frozenset()
-    pattern_properties: list[tuple[str, Node]] = field(default_factory=list)
-    additional_properties: bool = True
-    additional_properties_schema: Node | None = None
-    unevaluated_properties: Node | None = None
-    property_dependencies: dict[str, frozenset[str]] = field(default_factory=dict)
-    schema_dependencies: dict[str, Node] = field(default_factory=dict)
-    min_properties: int | None = None
-    max_properties: int | None = None
-    # array
-    all_items: Node | None = None
-    item_schemas: list[Node] = field(default_factory=list)
-    additional_items: bool = True
-    additional_items_schema: Node | None = None
-    unevaluated_items: Node | None = None
-    min_items: int | None = None
-    max_items: int | None = None
-    unique_items: bool = False
-    min_contains: int | None = None
-    max_contains: int | None = None
-    # ref: what it refers to, looked up when first needed (a cycle refers to itself)
-    target: Callable[[], Node] | None = None
-
-    @property
-    def is_empty(self) -> bool:  # ``true`` is an empty schema too
-        return self.kind in ("empty", "true")
-
-    def referred(self) -> Node:
-        node = self
-        seen: set[int] = set()
-        while node.kind == "ref" and node.target is not None and id(node) not in seen:
-            seen.add(id(node))
-            node = node.target()
-        return node
 
 
 Difference = tuple[str, str]  # (type, JSON path such as "#/properties/age")

@@ -33,7 +33,8 @@ from referencing import Registry, Resource
 from referencing._core import Resolver
 from referencing.exceptions import Unresolvable
 
-from schema_registry.json_schema_diff import Node, incompatible
+from schema_registry.json_schema_diff import incompatible
+from schema_registry.json_schema_model import Node
 from schema_registry.schema_kind import SchemaKind, SchemaProblem
 
 __all__ = ["JSON", "JsonSchemaParsed", "json_reads", "parse_json"]
