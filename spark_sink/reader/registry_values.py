@@ -20,7 +20,6 @@ that is not the record's fault.
 
 from __future__ import annotations
 
-import datetime
 import decimal
 import io
 import json
@@ -210,7 +209,8 @@ def _holds(schema: Schema, datum: Any) -> bool:
     if t is Type.BOOLEAN:
         return isinstance(datum, bool)
     if t in (Type.INT8, Type.INT16, Type.INT32, Type.INT64):
-        return isinstance(datum, int | datetime.date | datetime.time) and not isinstance(datum, bool)
+        # Dates, times and timestamps too: fastavro reads them as ints (_strip_logical).
+        return isinstance(datum, int) and not isinstance(datum, bool)
     if t in (Type.FLOAT32, Type.FLOAT64):
         return isinstance(datum, float)
     if t is Type.BYTES:

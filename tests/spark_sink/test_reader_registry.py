@@ -490,3 +490,64 @@ def test_an_unreachable_registry_fails_load_naming_its_url() -> None:
     opts = {"kafka.bootstrap.servers": "127.0.0.1:1", "subscribe": "t", "value.format": "avro"}
     with pytest.raises(RuntimeError, match=rf"Schema Registry at {url} \(option 'schema.registry.url'\)"):
         plan_decoding(parse_options({**opts, "schema.registry.url": url}, None))
+
+
+def test_unions_of_several_types_and_maps_of_int_keys_read_as_avrodata_maps_them() -> None:
+    # AvroData: a union of several types is a struct with one field per branch, named after
+    # the branch's type or record; Connect's maps with non-string keys are arrays of MapEntry.
+    rec = {
+        "type": "record",
+        "name": "Card",
+        "namespace": "bank",
+        "fields": [{"name": "pan", "type": "string"}],
+    }
+    iban = {
+        "type": "record",
+        "name": "Iban",
+        "namespace": "bank",
+        "fields": [{"name": "pan", "type": "string"}],
+    }
+    entry = {
+        "type": "record",
+        "name": "MapEntry",
+        "namespace": "io.confluent.connect.avro",
+        "fields": [{"name": "key", "type": "int"}, {"name": "value", "type": "string"}],
+    }
+    schema = {
+        "type": "record",
+        "name": "U",
+        "fields": [
+            {"name": "via", "type": ["null", rec, iban, {"type": "int", "logicalType": "date"}]},
+            {"name": "codes", "type": {"type": "array", "items": entry}},
+        ],
+    }
+    datums = [
+        {
+            "via": ("bank.Iban", {"pan": "FR76"}),
+            "codes": [{"key": 1, "value": "a"}, {"key": -2, "value": "b"}],
+        },
+        {"via": dt.date(2026, 11, 29), "codes": []},
+        {"via": None, "codes": []},
+    ]
+    parsed = fastavro.parse_schema(schema)
+    framed = []
+    for d in datums:
+        buf = io.BytesIO()
+        buf.write(b"\x00" + struct.pack(">I", 9))
+        fastavro.schemaless_writer(buf, parsed, d)
+        framed.append(buf.getvalue())
+    plan = DecodePlan(
+        None,
+        FieldPlan("value", 9, json.dumps(schema), subject="s"),
+        RegistryOptions(None, FieldFormat("avro"), {"url": "http://127.0.0.1:1"}),
+        include_headers=False,
+    )
+    decoder = RecordDecoder(plan)
+    assert decoder.value is not None
+    column, errors = decoder.value.decode(framed)
+    assert errors == {}
+    assert column.to_pylist() == [
+        {"via": {"Card": None, "Iban": {"pan": "FR76"}, "int": None}, "codes": [(1, "a"), (-2, "b")]},
+        {"via": {"Card": None, "Iban": None, "int": dt.date(2026, 11, 29)}, "codes": []},
+        {"via": None, "codes": []},
+    ]
