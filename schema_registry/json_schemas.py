@@ -21,7 +21,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 import jsonschema
@@ -30,12 +30,15 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 from jsonschema_specifications import REGISTRY as METASCHEMAS  # type: ignore[import-untyped]
 from referencing import Registry, Resource
-from referencing._core import Resolver
 from referencing.exceptions import Unresolvable
 
 from schema_registry.json_schema_diff import incompatible
 from schema_registry.json_schema_model import Node
 from schema_registry.schema_kind import SchemaKind, SchemaProblem
+
+if TYPE_CHECKING:
+    # Only for annotations: the package exports no name for its resolver type.
+    from referencing._core import Resolver
 
 __all__ = ["JSON", "JsonSchemaParsed", "json_reads", "parse_json"]
 
