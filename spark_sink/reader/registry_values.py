@@ -20,7 +20,6 @@ that is not the record's fault.
 
 from __future__ import annotations
 
-import decimal
 import io
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -49,11 +48,11 @@ MAGIC_BYTE = 0
 HEADER_SIZE = 5
 Converter = Callable[[Any], Any]
 
-#: The one logical type fastavro converts (to Decimal, which Arrow takes as it is). Dates,
-#: times and timestamps are read as their ints and become Arrow dates, times and
-#: timestamps by casts of whole columns (fastavro building a datetime per value costs as
-#: much as decoding the rest of a record); logical types AvroData does not map stay ints.
-_FASTAVRO_LOGICAL = {("bytes", "decimal")}
+#: fastavro reads every logical type as its base value (building a Decimal or a datetime
+#: per value costs as much as decoding the rest of a record): dates, times and timestamps
+#: become Arrow types by casts of whole columns, decimals from their unscaled bytes a column
+#: at a time, by the reader schema's scale (as Java's Avro applies the reader's logical
+#: types); logical types AvroData does not map stay their base values.
 #: Parsed writer schemas by (registry url, id), shared by the tasks a Python worker runs.
 _WRITERS: dict[tuple[str, int], Any] = {}
 _MAX_CACHED = 1000
@@ -68,15 +67,13 @@ class MalformedRecordError(RuntimeError):
 
 
 def _strip_logical(node: Any) -> Any:
-    """The schema with every logical type but decimal removed (see ``_FASTAVRO_LOGICAL``)."""
+    """The schema without its logical types (fastavro then reads the base values)."""
     if isinstance(node, list):
         return [_strip_logical(n) for n in node]
     if not isinstance(node, dict):
         return node
     out = {k: _strip_logical(v) if k in ("type", "items", "values", "fields") else v for k, v in node.items()}
-    logical = out.get("logicalType")
-    if logical is not None and (out.get("type"), logical) not in _FASTAVRO_LOGICAL:
-        del out["logicalType"]
+    out.pop("logicalType", None)
     return out
 
 
@@ -91,10 +88,13 @@ _INT_VIEWS: dict[str, tuple[pa.DataType, pa.DataType]] = {
 
 def arrow_stages(schema: Schema, target: pa.DataType) -> tuple[pa.DataType, pa.DataType]:
     """(the Arrow type fastavro's datums are built into, the view it is cast to) on the way
-    to ``target``, the column's type: dates, times and timestamps are ints at first."""
+    to ``target``, the column's type: dates, times and timestamps are ints at first,
+    decimals their unscaled bytes (``decimal_columns`` makes them decimals before the cast)."""
     view = _INT_VIEWS.get(schema.name or "")
     if view is not None:
         return view
+    if schema.name == Decimal.LOGICAL_NAME:
+        return pa.binary(), target
     t = schema.type
     if t is Type.STRUCT and pa.types.is_struct(target):
         parts = [arrow_stages(f.schema, target.field(f.name).type) for f in schema.fields]
@@ -200,7 +200,7 @@ def _union_converter(schema: Schema) -> Converter:
 
 def _holds(schema: Schema, datum: Any) -> bool:
     if schema.name == Decimal.LOGICAL_NAME:
-        return isinstance(datum, decimal.Decimal)
+        return isinstance(datum, bytes)  # its unscaled value (_strip_logical)
     t = schema.type
     if t is Type.STRUCT or t is Type.MAP:
         return isinstance(datum, dict) or (t is Type.MAP and isinstance(datum, list))
@@ -232,6 +232,7 @@ class _FieldDecoder:
             from_arrow_type(arrow_type(schema), prefer_timestamp_ntz=False), timezone="UTC"
         )
         self.base, self.view = arrow_stages(schema, self.type)
+        self.decimals = _has_decimal(self.type)
         self._unknown: dict[int, str] = {}  # ids that did not give a usable writer schema: why
 
     def writer(self, schema_id: int) -> Any:
@@ -330,6 +331,8 @@ class _FieldDecoder:
         column = pa.array(datums, type=self.base)
         if self.base == self.type:
             return column
+        if self.decimals:
+            column = decimal_columns(column, self.type)
         # Ints to dates/times/timestamps: a view, then Spark's units (microseconds, nanoseconds).
         return column.cast(self.view).cast(self.type)
 
@@ -340,6 +343,63 @@ def _framing_problem(data: bytes) -> str:
     if data[0] != MAGIC_BYTE:
         return f"not Schema Registry framing: unknown magic byte {hex(data[0])}"
     return f"not Schema Registry framing: {len(data)} bytes, fewer than the 5 of magic byte and schema id"
+
+
+def _has_decimal(typ: pa.DataType) -> bool:
+    if pa.types.is_decimal(typ):
+        return True
+    if pa.types.is_struct(typ):
+        return any(_has_decimal(typ.field(i).type) for i in range(typ.num_fields))
+    if pa.types.is_list(typ):
+        return _has_decimal(typ.value_type)
+    if pa.types.is_map(typ):
+        return _has_decimal(typ.key_type) or _has_decimal(typ.item_type)
+    return False
+
+
+def decimal_columns(column: pa.Array, target: pa.DataType) -> pa.Array:
+    """``column`` with the unscaled big-endian bytes of decimals (where ``target`` has a
+    decimal) turned into Arrow decimals; ValueError for a value beyond its precision."""
+    if pa.types.is_decimal(target):
+        return _decimal_array(column, target) if pa.types.is_binary(column.type) else column
+    mask = column.is_null() if column.null_count else None
+    if pa.types.is_struct(target):
+        fields = [column.type.field(i) for i in range(column.type.num_fields)]
+        children = [decimal_columns(column.field(i), target.field(f.name).type) for i, f in enumerate(fields)]
+        return pa.StructArray.from_arrays(
+            children, fields=[f.with_type(c.type) for f, c in zip(fields, children, strict=True)], mask=mask
+        )
+    if pa.types.is_list(target):
+        values = decimal_columns(column.values, target.value_type)
+        kind = pa.list_(column.type.value_field.with_type(values.type))
+        return pa.ListArray.from_arrays(column.offsets, values, type=kind, mask=mask)
+    if pa.types.is_map(target):
+        keys = decimal_columns(column.keys, target.key_type)
+        items = decimal_columns(column.items, target.item_type)
+        return pa.MapArray.from_arrays(column.offsets, keys, items, mask=mask)
+    return column
+
+
+_NULL_DECIMAL = bytes(16)
+
+
+def _decimal_array(column: pa.Array, target: pa.Decimal128Type) -> pa.Array:
+    limit = 10**target.precision
+    out = bytearray()
+    for raw in column.to_pylist():
+        if raw is None:
+            out += _NULL_DECIMAL
+            continue
+        unscaled = int.from_bytes(raw, "big", signed=True)
+        if not -limit < unscaled < limit:
+            raise ValueError(
+                f"{unscaled}E-{target.scale} has more digits than DECIMAL({target.precision}, {target.scale})"
+            )
+        out += unscaled.to_bytes(16, "little", signed=True)
+    validity = pc.is_valid(column).buffers()[1] if column.null_count else None
+    return pa.Array.from_buffers(
+        target, len(column), [validity, pa.py_buffer(bytes(out))], null_count=column.null_count
+    )
 
 
 _ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError)

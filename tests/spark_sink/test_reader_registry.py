@@ -390,12 +390,14 @@ def test_nested_dates_times_timestamps_and_decimals_read_as_fastavro_reads_them(
     # Pure: the record's id is the reader schema's, so no registry is asked. fastavro with its
     # logical types is the judge of the values the column casts make of the Avro ints.
     ts = {"type": "long", "logicalType": "timestamp-millis"}
+    money = {"type": "bytes", "logicalType": "decimal", "precision": 5, "scale": 3}
     schema = {
         "type": "record",
         "name": "N",
         "fields": [
             {"name": "days", "type": {"type": "array", "items": {"type": "int", "logicalType": "date"}}},
             {"name": "stamps", "type": {"type": "map", "values": ["null", ts]}},
+            {"name": "prices", "type": {"type": "array", "items": ["null", money]}},
             {
                 "name": "inner",
                 "type": {
@@ -403,10 +405,7 @@ def test_nested_dates_times_timestamps_and_decimals_read_as_fastavro_reads_them(
                     "name": "I",
                     "fields": [
                         {"name": "clock", "type": {"type": "int", "logicalType": "time-millis"}},
-                        {
-                            "name": "price",
-                            "type": {"type": "bytes", "logicalType": "decimal", "precision": 5, "scale": 3},
-                        },
+                        {"name": "price", "type": money},
                         {"name": "micros", "type": {"type": "long", "logicalType": "timestamp-micros"}},
                     ],
                 },
@@ -417,20 +416,34 @@ def test_nested_dates_times_timestamps_and_decimals_read_as_fastavro_reads_them(
         {
             "days": [dt.date(1969, 12, 31), dt.date(2026, 11, 29)],
             "stamps": {"a": AT, "b": None, "c": dt.datetime(1960, 1, 1, 0, 0, 0, 1000, tzinfo=UTC)},
+            "prices": [decimal.Decimal("99.999"), None, decimal.Decimal("-0.001")],
             "inner": {
                 "clock": dt.time(23, 59, 59, 999000),
                 "price": decimal.Decimal("-12.345"),
                 "micros": AT + dt.timedelta(microseconds=7),
             },
         },
-        {"days": [], "stamps": {}, "inner": {"clock": dt.time(0), "price": decimal.Decimal(0), "micros": AT}},
+        {
+            "days": [],
+            "stamps": {},
+            "prices": [],
+            "inner": {"clock": dt.time(0), "price": decimal.Decimal(0), "micros": AT},
+        },
+        # 123.456 has six digits, one more than DECIMAL(5, 3) holds (written with precision 6).
+        {
+            "days": [],
+            "stamps": {},
+            "prices": [],
+            "inner": {"clock": dt.time(0), "price": decimal.Decimal("123.456"), "micros": AT},
+        },
     ]
     parsed = fastavro.parse_schema(schema)
+    wider = fastavro.parse_schema(json.loads(json.dumps(schema).replace('"precision": 5', '"precision": 6')))
     framed = []
-    for d in datums:
+    for i, d in enumerate(datums):
         buf = io.BytesIO()
         buf.write(b"\x00" + struct.pack(">I", 7))
-        fastavro.schemaless_writer(buf, parsed, d)
+        fastavro.schemaless_writer(buf, wider if i == 2 else parsed, d)
         framed.append(buf.getvalue())
     plan = DecodePlan(
         None,
@@ -439,15 +452,16 @@ def test_nested_dates_times_timestamps_and_decimals_read_as_fastavro_reads_them(
         include_headers=False,
     )
     column, errors = RecordDecoder(plan).value.decode(framed)  # type: ignore[union-attr]
-    assert errors == {}
-    judged: list[Any] = [fastavro.schemaless_reader(io.BytesIO(f[5:]), parsed, None) for f in framed]
+    assert list(errors) == [2]
+    assert "123456E-3 has more digits than DECIMAL(5, 3)" in errors[2]
+    judged: list[Any] = [fastavro.schemaless_reader(io.BytesIO(f[5:]), parsed, None) for f in framed[:2]]
     # timestamp-micros has no Connect type (AvroData): it stays the long it is written as.
     for j in judged:
         j["stamps"] = sorted(j["stamps"].items())
         j["inner"]["micros"] = (j["inner"]["micros"] - dt.datetime(1970, 1, 1, tzinfo=UTC)) // dt.timedelta(
             microseconds=1
         )
-    assert column.to_pylist() == judged
+    assert column.to_pylist() == [*judged, None]
 
 
 def test_a_streaming_query_decodes_too(
