@@ -6,8 +6,9 @@ resolution into the reader schema the plan fixed (``registry_plan``): fields the
 lacks are dropped, fields the writer lacks take the reader's defaults, ints widen; as
 Confluent's deserializer does given a reader schema. Writer schemas are fetched with
 confluent-kafka's SchemaRegistryClient once per id and Python worker, never per record.
-Records are decoded one by one with fastavro (with its logical types: Decimal, date,
-time, datetime, which Arrow takes as they are) and turned into Arrow a column at a time.
+Records are decoded one by one with fastavro, logical types left as their base values, and
+turned into Arrow a column at a time: dates, times and timestamps by casts of the int
+columns, decimals from their unscaled bytes by the reader schema's scale.
 
 A record that does not decode (no magic byte, an id the registry does not know, bytes that
 are not Avro of that schema, a writer schema that does not resolve into the reader's, a
