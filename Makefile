@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := kcat chromium
 
-.PHONY: help install system-deps demo test test-fast lint docs typecheck bench-broker bench-file bench-transforms bench-multicore bench-failover bench-jdbc bench-spark bench-elasticsearch bench-s3 bench-avro broker clean
+.PHONY: help install system-deps demo test test-fast lint docs typecheck bench-broker bench-file bench-transforms bench-multicore bench-failover bench-jdbc bench-spark bench-spark-avro bench-elasticsearch bench-s3 bench-avro broker clean
 
 help:
 	@echo "make demo          file and bank pipelines on the embedded broker, checked end to end (Ctrl-C stops it)"
@@ -100,6 +100,9 @@ bench-jdbc: install system-deps
 
 bench-spark: install system-deps
 	$(BIN)/python benchmarks/spark_sink.py
+
+bench-spark-avro: install system-deps
+	$(BIN)/python benchmarks/spark_reader_avro.py
 
 bench-elasticsearch: install
 	$(BIN)/python benchmarks/elasticsearch_sink.py
