@@ -33,6 +33,10 @@ $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -m venv $(VENV)
 	@$(BIN)/pip install --quiet --upgrade pip
 	@$(BIN)/pip install --quiet -e '.[test]'
+	@# python-schema-registry-client, a registry client we did not write, judges the Schema
+	@# Registry; its top-level package is also named `schema_registry`, so it lives apart from
+	@# ours (tests run it in its own process with this directory on PYTHONPATH).
+	@$(BIN)/pip install --quiet --target $(VENV)/judges 'python-schema-registry-client>=2.6,<3'
 	@touch $@
 
 # Debian packages the tests drive: kcat (a Kafka client this project did not write), chromium
@@ -52,11 +56,8 @@ system-deps: install
 	fi
 
 # DEMO_ARGS: more arguments for `sluiceway demo` (--data-dir, --rest-port, --broker-port, ...).
-# `python -m` from the checkout, not the `sluiceway` script: the script's sys.path puts
-# site-packages first, where python-schema-registry-client's own top-level `schema_registry`
-# package hides ours, and the demo's worker embeds our Schema Registry.
 demo: install
-	$(BIN)/python -m sluiceway.cli demo $(DEMO_ARGS)
+	$(BIN)/sluiceway demo $(DEMO_ARGS)
 
 # Lint and types first: they take seconds, the suite about twenty minutes on 2 cores.
 test: install system-deps lint typecheck

@@ -7,9 +7,6 @@ JSON schemas, and records that round-trip through Confluent's wire format."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +20,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from broker.server import EmbeddedBroker
 from schema_registry.server import RegistryServer
-from tests.schema_registry.support import running_registry
+from tests.schema_registry.support import run_python_schema_registry_client, running_registry
 
 PERSON = {
     "$schema": "http://json-schema.org/draft-07/schema#",
@@ -143,8 +140,6 @@ def test_confluents_serializer_and_deserializer_round_trip(client: SchemaRegistr
 def test_python_schema_registry_client_registers_and_fetches(
     registry: RegistryServer, tmp_path: Path
 ) -> None:
-    # python-schema-registry-client's package is also named ``schema_registry``: it runs in
-    # a process of its own, where this repository is not on the path.
     script = textwrap.dedent(
         f"""
         import json
@@ -158,10 +153,7 @@ def test_python_schema_registry_client_registers_and_fetches(
         print(json.dumps([schema_id, again, fetched.schema_type, fetched.raw_schema, version.version]))
         """
     )
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    result = subprocess.run(
-        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
-    )
+    result = run_python_schema_registry_client(script, tmp_path)
     assert result.returncode == 0, result.stderr
     schema_id, again, schema_type, raw, version = json.loads(result.stdout)
     assert again == schema_id and schema_type == "JSON" and raw == PERSON and version == 1
