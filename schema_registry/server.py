@@ -12,7 +12,15 @@ Several instances on one topic elect a primary through the broker's group protoc
 (``election``): ``schema.registry.group.id`` (schema-registry), ``leader.eligibility``
 (true), ``kafkagroup.session.timeout.ms`` (10000), and ``host.name`` with the listener's
 port for the URL the others forward writes to (the listener's host unless it is a
-wildcard, then 127.0.0.1).
+wildcard, then 127.0.0.1). ``shutdown.graceful.ms`` (1000): how long a stop waits for
+open connections.
+
+The listener may be ``https://`` (``tls``: ``ssl.keystore.*``, ``ssl.truststore.*``,
+``ssl.client.authentication``) and may ask for users (``auth``: ``authentication.method=BASIC``,
+``authentication.realm``, ``authentication.roles``), with Confluent's keys. The URL the
+primary is reached at takes ``inter.instance.protocol``'s scheme, which must be the
+listener's (Confluent picks the listener of that scheme; the default here is the
+listener's own scheme, where Confluent's is http).
 
 ``RegistryServer`` also runs in-process (a worker's embedded registry, tests): ``start``
 serves on a thread and returns once the store is read and the port is open.
@@ -22,12 +30,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
+import ssl
 import sys
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -35,20 +45,19 @@ from urllib.parse import urlsplit
 import uvicorn
 from jproperties import Properties
 
+from schema_registry.auth import AuthConfig
 from schema_registry.compatibility import LEVELS
+from schema_registry.config_error import ConfigError
 from schema_registry.election import Election
 from schema_registry.rest import create_app
 from schema_registry.service import Registry
 from schema_registry.state import RegistryState
 from schema_registry.store import SchemaTopic, StoreError
+from schema_registry.tls import TlsConfig
 
 __all__ = ["ConfigError", "RegistryConfig", "RegistryServer", "main"]
 
 log = logging.getLogger("schema_registry")
-
-
-class ConfigError(ValueError):
-    """A setting that cannot be used; the message names it."""
 
 
 def _int(values: Mapping[str, str], key: str, default: int) -> int:
@@ -76,14 +85,32 @@ class RegistryConfig:
     eligible: bool = True
     session_timeout_ms: int = 10_000
     advertised_host: str = "127.0.0.1"
+    scheme: str = "http"
+    tls: TlsConfig = field(default_factory=TlsConfig)
+    auth: AuthConfig = field(default_factory=AuthConfig)
+    shutdown_graceful_ms: int = 1000
 
     @classmethod
-    def parse(cls, values: Mapping[str, str]) -> RegistryConfig:
+    def parse(cls, values: Mapping[str, str], environ: Mapping[str, str] | None = None) -> RegistryConfig:
+        """The registry's settings (``environ``: where ``SCHEMA_REGISTRY_OPTS`` is read, by
+        default this process's environment)."""
         listeners = values.get("listeners", "http://0.0.0.0:8081")
-        first = listeners.split(",")[0].strip()
-        url = urlsplit(first)
-        if url.scheme != "http" or not url.hostname or url.port is None:
-            raise ConfigError(f"listeners={listeners}: expected http://host:port (https is not served yet)")
+        items = [item.strip() for item in listeners.split(",") if item.strip()]
+        url = urlsplit(items[0] if items else "")
+        if len(items) != 1 or url.scheme not in ("http", "https") or not url.hostname or url.port is None:
+            raise ConfigError(f"listeners={listeners}: expected one http://host:port or https://host:port")
+        protocol = values.get("inter.instance.protocol", "").strip().lower() or url.scheme
+        if protocol != url.scheme:
+            raise ConfigError(
+                f"inter.instance.protocol={protocol}: no {protocol} listener (listeners={listeners})"
+            )
+        tls = TlsConfig.parse(values)
+        if url.scheme == "https" and not tls.keystore_location:
+            raise ConfigError(
+                f"listeners={listeners}: an https listener needs ssl.keystore.location (and "
+                "ssl.keystore.password)"
+            )
+        auth = AuthConfig.parse(values, os.environ if environ is None else environ)
         bootstrap = values.get("kafkastore.bootstrap.servers", "").strip()
         if not bootstrap:
             raise ConfigError(
@@ -125,6 +152,10 @@ class RegistryConfig:
             init_timeout_ms=_int(values, "kafkastore.init.timeout.ms", 60_000),
             compatibility_level=level,
             client=client,
+            scheme=url.scheme,
+            tls=tls,
+            auth=auth,
+            shutdown_graceful_ms=_int(values, "shutdown.graceful.ms", 1000),
         )
 
 
@@ -147,23 +178,40 @@ class RegistryServer:
             config.client,
             config.topic,
             config.group_id,
-            f"http://{config.advertised_host}:{config.port}",
+            f"{config.scheme}://{config.advertised_host}:{config.port}",
             config.eligible,
             config.session_timeout_ms,
         )
-        self.app = create_app(self.registry, self.election)
+        # Made now, so that a keystore or password file that cannot be used stops the start.
+        https = config.scheme == "https"
+        self.ssl_context: ssl.SSLContext | None = config.tls.server_context() if https else None
+        # The calls to the primary (forwarded writes): the truststore, and the keystore's
+        # certificate for a primary that asks for one.
+        self.forward_tls: ssl.SSLContext | None = config.tls.client_context() if https else None
+        self.app = config.auth.middleware(create_app(self.registry, self.election))
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
         host = "127.0.0.1" if self.config.host in ("0.0.0.0", "::") else self.config.host
-        return f"http://{host}:{self.config.port}"
+        return f"{self.config.scheme}://{host}:{self.config.port}"
 
     def _uvicorn(self) -> uvicorn.Server:
+        context = self.ssl_context
         return uvicorn.Server(
             uvicorn.Config(
-                self.app, host=self.config.host, port=self.config.port, log_level="warning", lifespan="off"
+                self.app,
+                host=self.config.host,
+                port=self.config.port,
+                log_level="warning",
+                lifespan="off",
+                # rest-utils' shutdown.graceful.ms: an idle keep-alive connection is not waited
+                # for past it (a TLS one would hold the shutdown for its close_notify).
+                # (uvicorn takes whole seconds: at least one.)
+                timeout_graceful_shutdown=max(1, round(self.config.shutdown_graceful_ms / 1000)),
+                # uvicorn asks a factory for an https server's context; ours is made already.
+                ssl_context_factory=(lambda _config, _default: context) if context is not None else None,
             )
         )
 
@@ -239,11 +287,10 @@ def main(argv: list[str] | None = None, prog: str = "sluiceway schema-registry")
         stream=sys.stderr,
     )
     try:
-        config = RegistryConfig.parse(load_values(args.config, args.override))
+        server = RegistryServer(RegistryConfig.parse(load_values(args.config, args.override)))
     except ConfigError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
-    server = RegistryServer(config)
     try:
         server.run()
     except StoreError as exc:
