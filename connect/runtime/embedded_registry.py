@@ -5,7 +5,10 @@ For the one-process default: a worker with ``embedded.broker.enable=true`` and
 pipelines with the AvroConverter (``value.converter.schema.registry.url`` set to that
 address). The registry keeps its schemas in the worker's cluster (``bootstrap.servers``),
 in ``_schemas`` unless ``embedded.schema.registry.kafkastore.topic`` says otherwise; any
-other ``embedded.schema.registry.<key>`` is the registry's ``<key>``. Converters still
+other ``embedded.schema.registry.<key>`` is the registry's ``<key>``: an https listener and
+its ``ssl.*`` keys, ``authentication.method=BASIC`` with ``authentication.realm`` and
+``java.security.auth.login.config`` (else the JAAS file named in ``KAFKA_OPTS``, as one JVM
+would share it) all reach it that way. Converters still
 reach it only over HTTP; this module is the one place the runtime touches the registry
 package, to start and stop it.
 """

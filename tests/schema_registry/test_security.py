@@ -21,6 +21,8 @@ from broker.server import EmbeddedBroker
 from connect.api import Schema as ConnectSchema
 from connect.api import SchemaBuilder, Struct
 from connect.converters.avro import AvroConverter
+from connect.runtime.config import WorkerConfig
+from connect.runtime.embedded_registry import start_embedded_registry
 from connect.runtime.plugins import Plugins
 from schema_registry.auth import AuthConfig, read_password_file
 from schema_registry.config_error import ConfigError
@@ -280,3 +282,35 @@ def test_a_pem_keystore_with_an_encrypted_key(ca: TestCA, tmp_path: Path) -> Non
     TlsConfig.parse({**values, "ssl.key.password": "key-pass"}).server_context()
     with pytest.raises(ConfigError, match=r"ssl\.key\.password"):
         TlsConfig.parse(values).server_context()
+
+
+def test_a_workers_embedded_registry_takes_the_tls_and_authentication_keys(
+    shared_broker: EmbeddedBroker, ca: TestCA, tmp_path: Path
+) -> None:
+    prefix = "embedded.schema.registry."
+    config = WorkerConfig.model_validate(
+        {
+            "bootstrap.servers": shared_broker.bootstrap,
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+            prefix + "listeners": f"https://127.0.0.1:{free_port()}",
+            prefix + "kafkastore.topic": f"_schemas-{uuid.uuid4().hex[:8]}",
+            prefix + "schema.registry.group.id": f"schema-registry-{uuid.uuid4().hex[:8]}",
+            prefix + "ssl.keystore.location": str(ca.pkcs12_keystore(tmp_path, "registry", "store-pass")),
+            prefix + "ssl.keystore.password": "store-pass",
+            prefix + "ssl.keystore.type": "PKCS12",
+            prefix + "authentication.method": "BASIC",
+            prefix + "authentication.realm": "SchemaRegistry-Props",
+            prefix + "java.security.auth.login.config": str(write_users(tmp_path)),
+        }
+    )
+    registry = start_embedded_registry(config)
+    assert registry is not None
+    try:
+        trusting = ssl.create_default_context(cafile=str(ca.write_pem(tmp_path / "ca.pem")))
+        assert registry.url.startswith("https://")
+        assert httpx.get(registry.url + "/subjects", verify=trusting).status_code == 401
+        answer = httpx.get(registry.url + "/subjects", verify=trusting, auth=("alice", "alice-secret"))
+        assert (answer.status_code, answer.json()) == (200, [])
+    finally:
+        registry.stop()
