@@ -4,6 +4,7 @@ from connect.converters.avro import AvroConverter
 from connect.converters.bytes import ByteArrayConverter
 from connect.converters.header import SimpleHeaderConverter
 from connect.converters.json import JsonConverter
+from connect.converters.json_schema import JsonSchemaConverter
 from connect.converters.numbers import (
     DoubleConverter,
     FloatConverter,
@@ -21,6 +22,7 @@ __all__ = [
     "FloatConverter",
     "IntegerConverter",
     "JsonConverter",
+    "JsonSchemaConverter",
     "LongConverter",
     "NumberConverter",
     "ShortConverter",
