@@ -286,3 +286,22 @@ def test_json_fail_invalid_schema_validates_both_ways(registry: RegistryServer) 
     assert converter(registry).to_connect_data("users-bad", data).value.get("age") == -1
     with pytest.raises(DataException, match=r"topic users-bad: .*#/age: -1 is less than the minimum of 0"):
         strict.to_connect_data("users-bad", data)
+
+
+def test_use_latest_version_writes_with_the_subjects_schema(registry: RegistryServer) -> None:
+    client = SchemaRegistryClient({"url": registry.url})
+    latest_id = client.register_schema("latest-value", RegistrySchema(json.dumps(USER), "JSON"))
+    person = (
+        SchemaBuilder.struct().field("name", Schema.STRING_SCHEMA).field("age", Schema.INT64_SCHEMA).build()
+    )
+    c = converter(
+        registry,
+        {"use.latest.version": "true", "auto.register.schemas": "false", "json.fail.invalid.schema": "true"},
+    )
+    data = c.from_connect_data("latest", person, Struct(person).put("name", "Al").put("age", 5))
+    assert data is not None and struct.unpack(">I", data[1:5])[0] == latest_id
+    assert JSONDeserializer(None, schema_registry_client=client)(
+        data, SerializationContext("latest", MessageField.VALUE)
+    ) == {"name": "Al", "age": 5}
+    with pytest.raises(DataException, match=r"topic latest: .*#/age: -1 is less than the minimum of 0"):
+        c.from_connect_data("latest", person, Struct(person).put("name", "Al").put("age", -1))
