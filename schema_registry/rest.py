@@ -15,6 +15,7 @@ parameters are ignored, as Jersey does.
 from __future__ import annotations
 
 import asyncio
+import ssl
 import time
 from typing import Any
 
@@ -59,10 +60,16 @@ async def _body(request: Request) -> Any:
 _FORWARD_WAIT_S = 30.0  # a failover takes the primary's session timeout and a rebalance
 
 
-async def _forward(election: Election, request: Request) -> Response | None:
-    """The primary's answer to this write, when this instance is not the primary. A primary
-    that cannot be reached may be one that just died: the election is asked again until
-    another takes over, for as long as a failover takes."""
+# What a forwarded request carries of the caller's (Confluent's RequestHeaderBuilder): the
+# primary authenticates the caller, not the follower.
+_FORWARDED_HEADERS = ("content-type", "accept", "authorization")
+
+
+async def _forward(election: Election, request: Request, tls: ssl.SSLContext | None) -> Response | None:
+    """The primary's answer to this write, when this instance is not the primary (``tls``:
+    the context of https calls to it). A primary that cannot be reached may be one that
+    just died: the election is asked again until another takes over, for as long as a
+    failover takes."""
     deadline = time.monotonic() + _FORWARD_WAIT_S
     body = await request.body()
     problem = ""
@@ -80,13 +87,10 @@ async def _forward(election: Election, request: Request) -> Response | None:
             return None
         url = primary.rstrip("/") + request.url.path + (f"?{request.url.query}" if request.url.query else "")
         try:
-            async with httpx.AsyncClient(timeout=60) as client:
-                answer = await client.request(
-                    request.method,
-                    url,
-                    content=body,
-                    headers={"Content-Type": request.headers.get("content-type", CONTENT_TYPE)},
-                )
+            headers = {name: request.headers[name] for name in _FORWARDED_HEADERS if name in request.headers}
+            headers.setdefault("content-type", CONTENT_TYPE)
+            async with httpx.AsyncClient(timeout=60, verify=tls if tls is not None else True) as client:
+                answer = await client.request(request.method, url, content=body, headers=headers)
             return Response(answer.content, status_code=answer.status_code, media_type=CONTENT_TYPE)
         except httpx.TransportError as exc:
             problem = f"{primary}: {exc}"
@@ -97,7 +101,8 @@ async def _forward(election: Election, request: Request) -> Response | None:
             await asyncio.sleep(0.5)
 
 
-def create_app(registry: Registry, election: Election) -> FastAPI:
+def create_app(registry: Registry, election: Election, forward_tls: ssl.SSLContext | None = None) -> FastAPI:
+    """The REST API (``forward_tls``: the context of https calls to the primary)."""
     app = FastAPI(title="Sluiceway Schema Registry", docs_url=None, redoc_url=None)
 
     @app.exception_handler(RegistryError)
@@ -151,7 +156,7 @@ def create_app(registry: Registry, election: Election) -> FastAPI:
 
     @app.delete("/subjects/{subject}")
     async def delete_subject(subject: str, request: Request) -> Response:
-        if (forwarded := await _forward(election, request)) is not None:
+        if (forwarded := await _forward(election, request, forward_tls)) is not None:
             return forwarded
         return _json(await run_in_threadpool(registry.delete_subject, subject, _flag(request, "permanent")))
 
@@ -162,7 +167,7 @@ def create_app(registry: Registry, election: Election) -> FastAPI:
 
     @app.post("/subjects/{subject}/versions")
     async def register(subject: str, request: Request) -> Response:
-        if (forwarded := await _forward(election, request)) is not None:
+        if (forwarded := await _forward(election, request, forward_tls)) is not None:
             return forwarded
         body = SchemaRequest(await _body(request))
         return _json(await run_in_threadpool(registry.register, subject, body, _flag(request, "normalize")))
@@ -182,7 +187,7 @@ def create_app(registry: Registry, election: Election) -> FastAPI:
 
     @app.delete("/subjects/{subject}/versions/{version}")
     async def delete_version(subject: str, version: str, request: Request) -> Response:
-        if (forwarded := await _forward(election, request)) is not None:
+        if (forwarded := await _forward(election, request, forward_tls)) is not None:
             return forwarded
         return _json(
             await run_in_threadpool(registry.delete_version, subject, version, _flag(request, "permanent"))
@@ -216,13 +221,13 @@ def create_app(registry: Registry, election: Election) -> FastAPI:
 
     @app.put("/config")
     async def put_global_config(request: Request) -> Response:
-        if (forwarded := await _forward(election, request)) is not None:
+        if (forwarded := await _forward(election, request, forward_tls)) is not None:
             return forwarded
         return _json(await run_in_threadpool(registry.put_config, None, await _body(request)))
 
     @app.delete("/config")
     async def delete_global_config(request: Request) -> Response:
-        if (forwarded := await _forward(election, request)) is not None:
+        if (forwarded := await _forward(election, request, forward_tls)) is not None:
             return forwarded
         return _json(await run_in_threadpool(registry.delete_config, None))
 
@@ -232,13 +237,13 @@ def create_app(registry: Registry, election: Election) -> FastAPI:
 
     @app.put("/config/{subject}")
     async def put_subject_config(subject: str, request: Request) -> Response:
-        if (forwarded := await _forward(election, request)) is not None:
+        if (forwarded := await _forward(election, request, forward_tls)) is not None:
             return forwarded
         return _json(await run_in_threadpool(registry.put_config, subject, await _body(request)))
 
     @app.delete("/config/{subject}")
     async def delete_subject_config(subject: str, request: Request) -> Response:
-        if (forwarded := await _forward(election, request)) is not None:
+        if (forwarded := await _forward(election, request, forward_tls)) is not None:
             return forwarded
         return _json(await run_in_threadpool(registry.delete_config, subject))
 
@@ -250,7 +255,7 @@ def create_app(registry: Registry, election: Election) -> FastAPI:
 
     @app.put("/mode")
     async def put_global_mode(request: Request) -> Response:
-        if (forwarded := await _forward(election, request)) is not None:
+        if (forwarded := await _forward(election, request, forward_tls)) is not None:
             return forwarded
         return _json(
             await run_in_threadpool(registry.put_mode, None, await _body(request), _flag(request, "force"))
@@ -262,7 +267,7 @@ def create_app(registry: Registry, election: Election) -> FastAPI:
 
     @app.put("/mode/{subject}")
     async def put_subject_mode(subject: str, request: Request) -> Response:
-        if (forwarded := await _forward(election, request)) is not None:
+        if (forwarded := await _forward(election, request, forward_tls)) is not None:
             return forwarded
         return _json(
             await run_in_threadpool(registry.put_mode, subject, await _body(request), _flag(request, "force"))
@@ -270,7 +275,7 @@ def create_app(registry: Registry, election: Election) -> FastAPI:
 
     @app.delete("/mode/{subject}")
     async def delete_subject_mode(subject: str, request: Request) -> Response:
-        if (forwarded := await _forward(election, request)) is not None:
+        if (forwarded := await _forward(election, request, forward_tls)) is not None:
             return forwarded
         return _json(await run_in_threadpool(registry.delete_mode, subject))
 

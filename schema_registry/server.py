@@ -188,7 +188,7 @@ class RegistryServer:
         # The calls to the primary (forwarded writes): the truststore, and the keystore's
         # certificate for a primary that asks for one.
         self.forward_tls: ssl.SSLContext | None = config.tls.client_context() if https else None
-        self.app = config.auth.middleware(create_app(self.registry, self.election))
+        self.app = config.auth.middleware(create_app(self.registry, self.election, self.forward_tls))
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 

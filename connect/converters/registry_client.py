@@ -12,6 +12,7 @@ USER_INFO``) or from the URL itself (``URL``); error messages show URLs with the
 
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -22,8 +23,13 @@ import httpx
 
 from connect.api import ConnectException, DataException
 from connect.api.retry import backoff_seconds
+from connect.rest.tls import TlsError, client_context, tls_settings_from
 
 __all__ = ["RegistryClient", "RegistryClientError"]
+
+# Confluent's SchemaRegistryClientConfig.CLIENT_NAMESPACE: the client's TLS keys are
+# schema.registry.ssl.* (value.converter.schema.registry.ssl.* in a connector config).
+_NAMESPACE = "schema.registry."
 
 
 class RegistryClientError(DataException):
@@ -37,6 +43,19 @@ class RegistryClientError(DataException):
 
 class _Unavailable(Exception):
     """No URL answered, or every one answered 5xx: worth retrying."""
+
+
+def _tls(configs: Mapping[str, Any]) -> ssl.SSLContext | bool:
+    """The TLS of https registry URLs from ``schema.registry.ssl.*`` (truststore, keystore
+    for a registry that asks for client certificates, endpoint identification); without
+    any, the system's CAs (httpx's default)."""
+    keys = {k[len(_NAMESPACE) :]: v for k, v in configs.items() if k.startswith(_NAMESPACE + "ssl.")}
+    if not keys:
+        return True
+    try:
+        return client_context(tls_settings_from(keys))
+    except TlsError as exc:
+        raise ConnectException(f"{_NAMESPACE}ssl.*: {exc}") from None
 
 
 def _masked(url: str) -> str:
@@ -71,7 +90,7 @@ class RegistryClient:
             raise ConnectException(
                 f"basic.auth.credentials.source={source}: expected URL, USER_INFO or SASL_INHERIT"
             )
-        self._client = httpx.Client(timeout=timeout_s, auth=auth)
+        self._client = httpx.Client(timeout=timeout_s, auth=auth, verify=_tls(configs))
         self.retry_backoff_ms = int(configs.get("retry.backoff.ms", 100))
         self.max_retry_s = int(configs.get("max.retry.time.ms", 30_000)) / 1000
         self._lock = threading.Lock()

@@ -151,16 +151,17 @@ def test_plain_http_to_the_https_listener_gets_no_answer(secured: tuple[Registry
 
 
 def test_the_avro_converter_round_trips_through_the_secured_registry(
-    secured: tuple[RegistryServer, Path], monkeypatch: pytest.MonkeyPatch
+    secured: tuple[RegistryServer, Path], ca: TestCA, tmp_path: Path
 ) -> None:
     registry, ca_file = secured
-    # The converters' registry client trusts the process's CAs (SSL_CERT_FILE, as httpx reads
-    # it); it has no schema.registry.ssl.truststore.* keys of its own yet.
-    monkeypatch.setenv("SSL_CERT_FILE", str(ca_file))
     configs = {
         "schema.registry.url": registry.url,
         "basic.auth.credentials.source": "USER_INFO",
         "basic.auth.user.info": "alice:alice-secret",
+        # Confluent's converter keys for the registry's TLS (the client namespace).
+        "schema.registry.ssl.truststore.location": str(ca.pkcs12_truststore(tmp_path, "trust", "pass")),
+        "schema.registry.ssl.truststore.password": "pass",
+        "schema.registry.ssl.truststore.type": "PKCS12",
     }
     schema = SchemaBuilder.struct().name("bank.Transfer").field("id", ConnectSchema.STRING_SCHEMA).build()
     writer = Plugins().new_converter("io.confluent.connect.avro.AvroConverter", configs, False)
@@ -314,3 +315,43 @@ def test_a_workers_embedded_registry_takes_the_tls_and_authentication_keys(
         assert (answer.status_code, answer.json()) == (200, [])
     finally:
         registry.stop()
+
+
+def test_a_follower_forwards_writes_to_the_primary_over_https_with_the_callers_credentials(
+    shared_broker: EmbeddedBroker, ca: TestCA, tmp_path: Path
+) -> None:
+    jaas = write_users(tmp_path)
+    shared = {
+        "kafkastore.topic": f"_schemas-{uuid.uuid4().hex[:8]}",
+        "schema.registry.group.id": f"schema-registry-{uuid.uuid4().hex[:8]}",
+        "ssl.keystore.location": str(ca.pkcs12_keystore(tmp_path, "registry", "store-pass")),
+        "ssl.keystore.password": "store-pass",
+        "ssl.keystore.type": "PKCS12",
+        # Trusted by the follower's calls to the primary.
+        "ssl.truststore.location": str(ca.pkcs12_truststore(tmp_path, "trust", "trust-pass")),
+        "ssl.truststore.password": "trust-pass",
+        "ssl.truststore.type": "PKCS12",
+        "inter.instance.protocol": "https",
+        "authentication.method": "BASIC",
+        "authentication.realm": "SchemaRegistry-Props",
+        "authentication.roles": "admin,developer",
+        "java.security.auth.login.config": str(jaas),
+    }
+    primary = start_https_registry(shared_broker.bootstrap, shared)
+    follower = start_https_registry(shared_broker.bootstrap, {**shared, "leader.eligibility": "false"})
+    try:
+        assert primary.election.is_primary and not follower.election.is_primary
+        ca_file = ca.write_pem(tmp_path / "ca.pem")
+        schema_id = client(follower, ca_file, "alice:alice-secret").register_schema(
+            "forwarded-value", Schema(json.dumps(PAYMENT), "AVRO")
+        )
+        # The primary wrote it (the follower only forwarded): read back from the primary.
+        assert client(primary, ca_file, "carol:hashed-secret").get_schema(schema_id).schema_type == "AVRO"
+        with pytest.raises(SchemaRegistryError) as refused:
+            client(follower, ca_file, "alice:wrong").register_schema(
+                "forwarded-value", Schema(json.dumps(PAYMENT), "AVRO")
+            )
+        assert refused.value.http_status_code == 401
+    finally:
+        follower.stop()
+        primary.stop()
