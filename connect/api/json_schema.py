@@ -31,7 +31,8 @@ that type, optional; with several others → an ``io.confluent.connect.json.OneO
 with one optional field per branch; ``enum`` → STRING with the ``…Enum`` parameters;
 ``allOf`` of objects → one struct of all their properties; ``$ref`` into the document
 (``#/definitions/…``, ``#/$defs/…``) or to a referenced schema by name. A schema that
-refers to itself has no Connect schema (Connect schemas are finite trees).
+refers to itself has no Connect schema (Connect schemas are finite trees). That reading is
+``connect.api.json_schema_reader``'s.
 
 Values are plain JSON values (dicts, lists, str, int, float, bool, None); a Decimal is a
 base64 string of its unscaled bytes (``decimal.format=BASE64``, Confluent's default) or a
@@ -49,16 +50,20 @@ from typing import Any, Literal
 
 from connect.api.data import Date, Decimal, Field, Schema, Struct, Time, Timestamp, Type
 from connect.api.errors import DataException
+from connect.api.json_schema_reader import (
+    CONNECT_INDEX,
+    CONNECT_PARAMETERS,
+    CONNECT_TYPE,
+    CONNECT_VERSION,
+    ENUM,
+    NAMESPACE,
+    NULL_SYMBOL,
+    ONE_OF,
+    JsonSchemaReader,
+)
 
 __all__ = ["NAMESPACE", "ONE_OF", "JsonSchemaData"]
 
-NAMESPACE = "io.confluent.connect.json"
-ENUM = f"{NAMESPACE}.Enum"
-ONE_OF = f"{NAMESPACE}.OneOf"
-CONNECT_TYPE = "connect.type"
-CONNECT_INDEX = "connect.index"
-CONNECT_VERSION = "connect.version"
-CONNECT_PARAMETERS = "connect.parameters"
 
 DecimalFormat = Literal["BASE64", "NUMERIC"]
 
@@ -70,11 +75,8 @@ _NUMBERS: dict[Type, tuple[str, str]] = {
     Type.FLOAT32: ("number", "float32"),
     Type.FLOAT64: ("number", "float64"),
 }
-_BY_CONNECT_TYPE = {v[1]: t for t, v in _NUMBERS.items()} | {"bytes": Type.BYTES}
 _INTS = (Type.INT8, Type.INT16, Type.INT32, Type.INT64)
 _INT_RANGES = {Type.INT8: 8, Type.INT16: 16, Type.INT32: 32, Type.INT64: 64}
-_NULL_SYMBOL = "<NULL>"  # Confluent's parameter name for a null enum symbol
-_OBJECT_KEYWORDS = ("properties", "additionalProperties", "patternProperties", "required")
 
 
 def _string_keyed(schema: Schema) -> bool:
@@ -163,7 +165,7 @@ class JsonSchemaData:
             if ENUM in params:
                 prefix = ENUM + "."
                 symbols = [k[len(prefix) :] for k in params if k.startswith(prefix)]
-                return {"enum": [None if s == _NULL_SYMBOL else s for s in symbols]}
+                return {"enum": [None if s == NULL_SYMBOL else s for s in symbols]}
             return {"type": "string"}
         if t is Type.BYTES:
             json_type = "number" if schema.name == Decimal.LOGICAL_NAME else "string"
@@ -273,7 +275,12 @@ class JsonSchemaData:
         """The Connect schema of a JSON Schema (its JSON structure); ``referenced`` holds
         the schemas it refers to by name (registry references). ``version`` (the registry's)
         becomes the schema's version unless it carries ``connect.version``."""
-        return _SchemaReader(self, node, referenced or {}).read(node, node, version, False)
+        reader = JsonSchemaReader(
+            referenced or {},
+            optional_unless_required=self.use_optional_for_nonrequired,
+            read_default=lambda schema, value: self.to_connect_value(schema, value, "default"),
+        )
+        return reader.read(node, node, version, False)
 
     # -- JSON -> Connect: values ------------------------------------------------------------------
 
@@ -418,219 +425,3 @@ def _holds(schema: Schema, doc: Any) -> bool:
     if t is Type.MAP:
         return isinstance(doc, dict | list)
     return False
-
-
-class _SchemaReader:
-    """One JSON Schema to Connect, ``$ref``s resolved within the documents at hand."""
-
-    def __init__(self, data: JsonSchemaData, root: Any, referenced: Mapping[str, Any]) -> None:
-        self.data = data
-        self.root = root
-        self.referenced = dict(referenced)
-        for doc in referenced.values():  # a referenced schema is also known by its $id
-            if isinstance(doc, Mapping) and isinstance(doc.get("$id"), str):
-                self.referenced.setdefault(doc["$id"], doc)
-        self.expanding: list[tuple[int, str]] = []
-
-    def read(self, node: Any, root: Any, version: int | None, optional: bool) -> Schema:
-        if not isinstance(node, Mapping):
-            raise DataException(f"{node!r} as a schema accepts anything or nothing: it has no Connect schema")
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            return self._ref(ref, root, version, optional)
-        if "oneOf" in node or "anyOf" in node:
-            return self._one_of(node, node.get("oneOf", node.get("anyOf")), root, version, optional)
-        if "allOf" in node:
-            return self._all_of(node, root, version, optional)
-        json_type = node.get("type")
-        if isinstance(json_type, list):
-            if len(json_type) == 1:
-                return self.read({**node, "type": json_type[0]}, root, version, optional)
-            branches = [{**node, "type": t} for t in json_type]
-            return self._one_of({}, branches, root, version, optional)
-        return self._typed(node, json_type, root, version, optional)
-
-    def _ref(self, ref: str, root: Any, version: int | None, optional: bool) -> Schema:
-        name, _, pointer = ref.partition("#")
-        doc = root
-        if name:
-            doc = self.referenced.get(name)
-            if doc is None:
-                doc = next((d for n, d in self.referenced.items() if n.rsplit("/", 1)[-1] == name), None)
-            if doc is None:
-                raise DataException(f"$ref {ref}: no referenced schema is called {name}")
-        target: Any = doc
-        for part in [p for p in pointer.split("/") if p]:
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(target, list) and part.isdigit() and int(part) < len(target):
-                target = target[int(part)]
-            elif isinstance(target, Mapping) and part in target:
-                target = target[part]
-            else:
-                raise DataException(f"$ref {ref}: nothing at {pointer} in the schema")
-        key = (id(doc), pointer)
-        if key in self.expanding:
-            raise DataException(f"$ref {ref} refers to itself: a recursive schema has no Connect schema")
-        self.expanding.append(key)
-        try:
-            return self.read(target, doc, version, optional)
-        finally:
-            self.expanding.pop()
-
-    def _one_of(
-        self, node: Mapping[str, Any], branches: Any, root: Any, version: int | None, optional: bool
-    ) -> Schema:
-        if not isinstance(branches, list) or not branches:
-            raise DataException("oneOf/anyOf must list schemas")
-        nulls = [b for b in branches if isinstance(b, Mapping) and b.get("type") == "null" and len(b) == 1]
-        rest = [b for b in branches if not any(b is n for n in nulls)]
-        if nulls and len(rest) == 1:
-            return self.read(rest[0], root, version, True)
-        fields = tuple(
-            Field(f"{ONE_OF}.field.{i}", i, self.read(b, root, None, True)) for i, b in enumerate(rest)
-        )
-        return Schema(Type.STRUCT, optional=optional or bool(nulls), name=ONE_OF, fields=fields)
-
-    def _all_of(self, node: Mapping[str, Any], root: Any, version: int | None, optional: bool) -> Schema:
-        parts = node["allOf"]
-        if not isinstance(parts, list) or not parts:
-            raise DataException("allOf must list schemas")
-        properties: dict[str, Any] = {}
-        required: set[str] = set()
-        for part in parts:
-            self._collect(part, root, properties, required)
-        if properties:
-            merged = {"type": "object", "properties": properties, "required": sorted(required)}
-            return self.read(merged, root, version, optional)
-        # Confluent keeps the one subschema that has a type (an enum or a format beside it).
-        typed = [p for p in parts if isinstance(p, Mapping) and ("type" in p or "enum" in p or "$ref" in p)]
-        enums = [p for p in typed if "enum" in p]
-        if enums or typed:
-            return self.read((enums or typed)[0], root, version, optional)
-        raise DataException("an allOf of schemas without types has no Connect schema")
-
-    def _collect(self, part: Any, root: Any, properties: dict[str, Any], required: set[str]) -> None:
-        if not isinstance(part, Mapping):
-            return
-        if isinstance(part.get("$ref"), str) and part["$ref"].startswith("#"):
-            target = root
-            for p in [p for p in part["$ref"][1:].split("/") if p]:
-                target = target.get(p) if isinstance(target, Mapping) else None
-            self._collect(target, root, properties, required)
-        for sub in part.get("allOf", []) if isinstance(part.get("allOf"), list) else []:
-            self._collect(sub, root, properties, required)
-        if isinstance(part.get("properties"), Mapping):
-            properties.update(part["properties"])
-            required.update(r for r in part.get("required", []) if isinstance(r, str))
-
-    def _typed(
-        self, node: Mapping[str, Any], json_type: Any, root: Any, version: int | None, optional: bool
-    ) -> Schema:
-        connect_type = node.get(CONNECT_TYPE)
-        key_schema = value_schema = None
-        fields: tuple[Field, ...] = ()
-        parameters: dict[str, str] = {}
-        if "enum" in node and json_type in (None, "string"):
-            t = Type.STRING
-            parameters[ENUM] = ""  # JSON enums have no name
-            for symbol in node["enum"] if isinstance(node["enum"], list) else []:
-                text = _NULL_SYMBOL if symbol is None else str(symbol)
-                parameters[f"{ENUM}.{text}"] = text
-        elif json_type in ("integer", "number"):
-            if connect_type is None:
-                t = Type.INT64 if json_type == "integer" else Type.FLOAT64
-            elif connect_type in _BY_CONNECT_TYPE:
-                t = _BY_CONNECT_TYPE[connect_type]
-            else:
-                raise DataException(f"unknown connect.type {connect_type!r} on a {json_type}")
-        elif json_type == "string" or (json_type is None and isinstance(node.get("const"), str)):
-            t = Type.BYTES if connect_type == "bytes" else Type.STRING
-        elif json_type == "boolean":
-            t = Type.BOOLEAN
-        elif json_type == "array" or (json_type is None and "items" in node):
-            items = node.get("items")
-            if not isinstance(items, Mapping):
-                raise DataException("an array schema without one items schema has no Connect schema")
-            props = items.get("properties")
-            if connect_type == "map" and isinstance(props, Mapping) and "key" in props:
-                t = Type.MAP
-                key_schema = self.read(props["key"], root, None, False)
-                value_schema = self.read(props.get("value", {}), root, None, False)
-            else:
-                t = Type.ARRAY
-                value_schema = self.read(items, root, None, False)
-        elif json_type == "object" or (json_type is None and any(k in node for k in _OBJECT_KEYWORDS)):
-            if connect_type == "map":
-                t = Type.MAP
-                key_schema = Schema.STRING_SCHEMA
-                value_schema = self.read(node.get("additionalProperties", {}), root, None, False)
-            else:
-                t = Type.STRUCT
-                fields = self._fields(node, root)
-        elif json_type == "null":
-            raise DataException("a null schema outside a oneOf has no Connect schema")
-        else:
-            raise DataException(f"a schema of type {json_type!r} has no Connect schema: {dict(node)}")
-        title = node.get("title")
-        connect_version = node.get(CONNECT_VERSION)
-        if not isinstance(connect_version, int) or isinstance(connect_version, bool):
-            connect_version = version
-        params = node.get(CONNECT_PARAMETERS)
-        if isinstance(params, Mapping):
-            parameters.update({str(k): str(v) for k, v in params.items()})
-        description = node.get("description")
-        schema = Schema(
-            t,
-            optional=optional,
-            name=title if isinstance(title, str) else None,
-            version=connect_version,
-            doc=description if isinstance(description, str) else None,
-            parameters=parameters or None,
-            key_schema=key_schema,
-            value_schema=value_schema,
-            fields=fields,
-        )
-        if "default" in node and node["default"] is not None:
-            try:
-                default = self.data.to_connect_value(schema, node["default"], "default")
-                schema = Schema(
-                    t,
-                    optional=optional,
-                    default_value=default,
-                    name=schema.name,
-                    version=schema.version,
-                    doc=schema.doc,
-                    parameters=schema.parameters,
-                    key_schema=key_schema,
-                    value_schema=value_schema,
-                    fields=fields,
-                )
-            except DataException as exc:
-                raise DataException(
-                    f"the default {node['default']!r} does not fit the schema: {exc}"
-                ) from None
-        return schema
-
-    def _fields(self, node: Mapping[str, Any], root: Any) -> tuple[Field, ...]:
-        properties = node.get("properties") or {}
-        if not isinstance(properties, Mapping):
-            raise DataException("properties must be an object")
-        listed = node.get("required")
-        required = {r for r in listed if isinstance(r, str)} if isinstance(listed, list) else set()
-
-        def order(item: tuple[int, str]) -> int:
-            position, name = item
-            sub = properties[name]
-            index = sub.get(CONNECT_INDEX) if isinstance(sub, Mapping) else None
-            return index if isinstance(index, int) and not isinstance(index, bool) else position
-
-        names = [name for _, name in sorted(enumerate(properties), key=order)]
-        optional_unless_required = self.data.use_optional_for_nonrequired
-        return tuple(
-            Field(
-                name,
-                i,
-                self.read(properties[name], root, None, optional_unless_required and name not in required),
-            )
-            for i, name in enumerate(names)
-        )
