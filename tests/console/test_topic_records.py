@@ -8,6 +8,7 @@ read from each partition and how undecoded bytes are shown."""
 from __future__ import annotations
 
 import base64
+import json
 import struct
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
+from confluent_kafka.schema_registry.json_schema import JSONSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from hypothesis import given
 from hypothesis import strategies as st
@@ -222,3 +224,25 @@ def test_plain_bytes_are_text_when_they_are_utf8_else_base64(data: bytes) -> Non
         assert shown.format == "text"
     except UnicodeDecodeError:
         assert shown.format == "base64"
+
+
+def test_json_schema_values_decode_through_the_json_schema_converter(worker: EmbeddedConnect) -> None:
+    """The converter for a framed value is chosen by its schema's type in the registry."""
+    topic = unique("people")
+    registry = SchemaRegistryClient({"url": registry_of(worker)})
+    person = {
+        "type": "object",
+        "title": "Person",
+        "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+        "required": ["name", "age"],
+    }
+    data = JSONSerializer(json.dumps(person), registry)(
+        {"name": "Ada", "age": 36}, SerializationContext(topic, MessageField.VALUE)
+    )
+    decoder = Decoder(registry_of(worker), converter_factory(Plugins()))
+    try:
+        shown = decoder.show(topic, data, is_key=False)
+    finally:
+        decoder.close()
+    assert shown is not None and shown.error is None
+    assert (shown.format, shown.data) == ("JSON", {"name": "Ada", "age": 36})
