@@ -121,11 +121,12 @@ def create_app(registry: Registry, election: Election, forward_tls: ssl.SSLConte
 
     @app.get("/schemas/ids/{schema_id}")
     def schema_by_id(schema_id: str, request: Request) -> Response:
-        return _json(registry.schema_by_id(_id(schema_id), request.query_params.get("subject")))
+        q = request.query_params
+        return _json(registry.schema_by_id(_id(schema_id), q.get("subject"), q.get("format", "")))
 
     @app.get("/schemas/ids/{schema_id}/schema")
-    def raw_schema_by_id(schema_id: str) -> Response:
-        schema = registry.schema_by_id(_id(schema_id))["schema"]
+    def raw_schema_by_id(schema_id: str, request: Request) -> Response:
+        schema = registry.schema_by_id(_id(schema_id), None, request.query_params.get("format", ""))["schema"]
         return Response(schema, media_type=CONTENT_TYPE)
 
     @app.get("/schemas/ids/{schema_id}/subjects")
@@ -150,7 +151,12 @@ def create_app(registry: Registry, election: Election, forward_tls: ssl.SSLConte
         body = SchemaRequest(await _body(request))
         return _json(
             await run_in_threadpool(
-                registry.lookup, subject, body, _flag(request, "normalize"), _flag(request, "deleted")
+                registry.lookup,
+                subject,
+                body,
+                _flag(request, "normalize"),
+                _flag(request, "deleted"),
+                request.query_params.get("format", ""),
             )
         )
 
@@ -174,11 +180,13 @@ def create_app(registry: Registry, election: Election, forward_tls: ssl.SSLConte
 
     @app.get("/subjects/{subject}/versions/{version}")
     def version(subject: str, version: str, request: Request) -> Response:
-        return _json(registry.version(subject, version, _flag(request, "deleted")))
+        fmt = request.query_params.get("format", "")
+        return _json(registry.version(subject, version, _flag(request, "deleted"), fmt))
 
     @app.get("/subjects/{subject}/versions/{version}/schema")
     def raw_version(subject: str, version: str, request: Request) -> Response:
-        schema = registry.version(subject, version, _flag(request, "deleted"))["schema"]
+        fmt = request.query_params.get("format", "")
+        schema = registry.version(subject, version, _flag(request, "deleted"), fmt)["schema"]
         return Response(schema, media_type=CONTENT_TYPE)
 
     @app.get("/subjects/{subject}/versions/{version}/referencedby")

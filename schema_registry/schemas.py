@@ -15,11 +15,12 @@ from typing import Any
 
 from schema_registry.avro_schemas import AVRO
 from schema_registry.json_schemas import JSON
+from schema_registry.protobuf_schemas import PROTOBUF
 from schema_registry.schema_kind import SchemaKind, SchemaProblem
 
 __all__ = ["KINDS", "ParsedSchema", "SchemaProblem", "parse", "supported_types"]
 
-KINDS: dict[str, SchemaKind] = {"AVRO": AVRO, "JSON": JSON}
+KINDS: dict[str, SchemaKind] = {"AVRO": AVRO, "JSON": JSON, "PROTOBUF": PROTOBUF}
 
 
 @dataclass(frozen=True, slots=True)

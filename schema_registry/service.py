@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from schema_registry.compatibility import LEVELS, incompatibilities
 from schema_registry.errors import RegistryError
+from schema_registry.protobuf_schemas import formatted as protobuf_formatted
 from schema_registry.records import (
     ConfigKey,
     ConfigValue,
@@ -186,33 +187,43 @@ class Registry:
             raise RegistryError.invalid_schema(str(exc)) from None
 
     def _parsed(self, entry: Registered) -> ParsedSchema:
-        key = entry.content
-        parsed = self._parsed_cache.get(key)
+        return self._parsed_content(entry.content)
+
+    def _parsed_content(self, content: tuple[str, str, tuple[Reference, ...]]) -> ParsedSchema:
+        parsed = self._parsed_cache.get(content)
         if parsed is None:
-            parsed = self._parsed_cache[key] = self._parse(
-                entry.schema_type, entry.schema, entry.references, False
-            )
+            schema_type, schema, references = content
+            parsed = self._parsed_cache[content] = self._parse(schema_type, schema, references, False)
             if len(self._parsed_cache) > 1000:
                 self._parsed_cache.popitem(last=False)
         return parsed
+
+    def _formatted(self, content: tuple[str, str, tuple[Reference, ...]], fmt: str) -> str:
+        """The ``format`` query parameter (Confluent's ``formattedString``): PROTOBUF's
+        ``serialized`` and ``ignore_extensions``; the stored text for every other type and
+        format, as Confluent's AVRO and JSON schemas answer formats they do not know."""
+        schema_type, schema, _references = content
+        if not fmt.strip() or schema_type != "PROTOBUF":
+            return schema
+        return protobuf_formatted(self._parsed_content(content).parsed, fmt) or schema
 
     # -- schemas by id ----------------------------------------------------------------------------
 
     def schema_types(self) -> list[str]:
         return supported_types()
 
-    def schema_by_id(self, schema_id: int, subject: str | None = None) -> dict[str, Any]:
+    def schema_by_id(self, schema_id: int, subject: str | None = None, fmt: str = "") -> dict[str, Any]:
         with self.lock:
             content = self.state.schema(schema_id)
             if content is None:
                 raise RegistryError.schema_not_found(schema_id)
-            schema_type, schema, references = content
+            schema_type, _schema, references = content
             out: dict[str, Any] = {}
             if schema_type != "AVRO":
                 out["schemaType"] = schema_type
             if references:
                 out["references"] = [r.to_json() for r in references]
-            out["schema"] = schema
+            out["schema"] = self._formatted(content, fmt)
             return out
 
     def subjects_of_id(self, schema_id: int, deleted: bool) -> list[str]:
@@ -242,16 +253,19 @@ class Registry:
                 raise RegistryError.subject_not_found(subject)
             return [e.version for e in entries]
 
-    def version(self, subject: str, spec: str, deleted: bool) -> dict[str, Any]:
+    def version(self, subject: str, spec: str, deleted: bool, fmt: str = "") -> dict[str, Any]:
         with self.lock:
-            return schema_json(self._entry(subject, spec, deleted))
+            entry = self._entry(subject, spec, deleted)
+            return {**schema_json(entry), "schema": self._formatted(entry.content, fmt)}
 
     def referenced_by(self, subject: str, spec: str) -> list[int]:
         with self.lock:
             entry = self._entry(subject, spec)
             return self.state.referenced_by(entry.subject, entry.version)
 
-    def lookup(self, subject: str, request: SchemaRequest, normalize: bool, deleted: bool) -> dict[str, Any]:
+    def lookup(
+        self, subject: str, request: SchemaRequest, normalize: bool, deleted: bool, fmt: str = ""
+    ) -> dict[str, Any]:
         self.store.read_to_end()
         with self.lock:
             if not self.state.has_subject(subject) or (not deleted and not self.state.versions(subject)):
@@ -268,7 +282,7 @@ class Registry:
                 )
             if entry is None:
                 raise RegistryError.schema_not_found()
-            return schema_json(entry)
+            return {**schema_json(entry), "schema": self._formatted(entry.content, fmt)}
 
     def register(self, subject: str, request: SchemaRequest, normalize: bool) -> dict[str, Any]:
         with self._writes:
