@@ -9,7 +9,9 @@ Requests may be ``application/vnd.schemaregistry.v1+json``, ``application/json``
 ``application/octet-stream``; answers are ``application/vnd.schemaregistry.v1+json``;
 errors are ``{"error_code": ..., "message": ...}`` with the code's HTTP status. Boolean
 query parameters are read as Java reads them (``true`` in any case is true), and unknown
-parameters are ignored, as Jersey does.
+parameters are ignored, as Jersey does. A subject may hold a ``/`` sent as ``%2F`` (the
+Protobuf serializer names a dependency's subject after its file, ``crm/customer.proto``):
+routes match the path as sent, as Jersey matches it, and decode the subject after.
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ import asyncio
 import ssl
 import time
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
+from starlette.convertors import Convertor, register_url_convertor
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from schema_registry.election import Election
 from schema_registry.errors import RegistryError
@@ -32,6 +37,37 @@ from schema_registry.service import Registry, SchemaRequest
 __all__ = ["CONTENT_TYPE", "create_app"]
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
+
+
+class _Subject(Convertor[str]):
+    """A path segment as ``_EncodedSlashes`` leaves it: ``%2F`` and ``%25`` decoded here."""
+
+    regex = "[^/]+"
+
+    def convert(self, value: str) -> str:
+        return value.replace("%2F", "/").replace("%25", "%")
+
+    def to_string(self, value: str) -> str:
+        return value.replace("%", "%25").replace("/", "%2F")
+
+
+register_url_convertor("subject", _Subject())
+
+
+class _EncodedSlashes:
+    """Routes a path whose segments hold an encoded ``/`` by its segments as sent: each
+    segment decoded but for ``/`` and ``%``, which ``_Subject`` decodes."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw = scope.get("raw_path") if scope["type"] == "http" else None
+        if raw is not None and b"%2f" in raw.lower():
+            segments = raw.decode("latin-1").split("?", 1)[0].split("/")
+            decoded = (unquote(seg).replace("%", "%25").replace("/", "%2F") for seg in segments)
+            scope = {**scope, "path": "/".join(decoded)}
+        await self.app(scope, receive, send)
 
 
 def _json(body: Any, status: int = 200) -> Response:
@@ -104,6 +140,7 @@ async def _forward(election: Election, request: Request, tls: ssl.SSLContext | N
 def create_app(registry: Registry, election: Election, forward_tls: ssl.SSLContext | None = None) -> FastAPI:
     """The REST API (``forward_tls``: the context of https calls to the primary)."""
     app = FastAPI(title="Sluiceway Schema Registry", docs_url=None, redoc_url=None)
+    app.add_middleware(_EncodedSlashes)
 
     @app.exception_handler(RegistryError)
     async def registry_error(_: Request, exc: RegistryError) -> Response:
@@ -146,7 +183,7 @@ def create_app(registry: Registry, election: Election, forward_tls: ssl.SSLConte
         deleted_only = _flag(request, "deletedOnly") or _flag(request, "deleted_only")
         return _json(registry.subjects(prefix, _flag(request, "deleted"), deleted_only))
 
-    @app.post("/subjects/{subject}")
+    @app.post("/subjects/{subject:subject}")
     async def lookup(subject: str, request: Request) -> Response:
         body = SchemaRequest(await _body(request))
         return _json(
@@ -160,40 +197,40 @@ def create_app(registry: Registry, election: Election, forward_tls: ssl.SSLConte
             )
         )
 
-    @app.delete("/subjects/{subject}")
+    @app.delete("/subjects/{subject:subject}")
     async def delete_subject(subject: str, request: Request) -> Response:
         if (forwarded := await _forward(election, request, forward_tls)) is not None:
             return forwarded
         return _json(await run_in_threadpool(registry.delete_subject, subject, _flag(request, "permanent")))
 
-    @app.get("/subjects/{subject}/versions")
+    @app.get("/subjects/{subject:subject}/versions")
     def versions(subject: str, request: Request) -> Response:
         deleted_only = _flag(request, "deletedOnly") or _flag(request, "deleted_only")
         return _json(registry.versions(subject, _flag(request, "deleted"), deleted_only))
 
-    @app.post("/subjects/{subject}/versions")
+    @app.post("/subjects/{subject:subject}/versions")
     async def register(subject: str, request: Request) -> Response:
         if (forwarded := await _forward(election, request, forward_tls)) is not None:
             return forwarded
         body = SchemaRequest(await _body(request))
         return _json(await run_in_threadpool(registry.register, subject, body, _flag(request, "normalize")))
 
-    @app.get("/subjects/{subject}/versions/{version}")
+    @app.get("/subjects/{subject:subject}/versions/{version}")
     def version(subject: str, version: str, request: Request) -> Response:
         fmt = request.query_params.get("format", "")
         return _json(registry.version(subject, version, _flag(request, "deleted"), fmt))
 
-    @app.get("/subjects/{subject}/versions/{version}/schema")
+    @app.get("/subjects/{subject:subject}/versions/{version}/schema")
     def raw_version(subject: str, version: str, request: Request) -> Response:
         fmt = request.query_params.get("format", "")
         schema = registry.version(subject, version, _flag(request, "deleted"), fmt)["schema"]
         return Response(schema, media_type=CONTENT_TYPE)
 
-    @app.get("/subjects/{subject}/versions/{version}/referencedby")
+    @app.get("/subjects/{subject:subject}/versions/{version}/referencedby")
     def referenced_by(subject: str, version: str) -> Response:
         return _json(registry.referenced_by(subject, version))
 
-    @app.delete("/subjects/{subject}/versions/{version}")
+    @app.delete("/subjects/{subject:subject}/versions/{version}")
     async def delete_version(subject: str, version: str, request: Request) -> Response:
         if (forwarded := await _forward(election, request, forward_tls)) is not None:
             return forwarded
@@ -203,7 +240,7 @@ def create_app(registry: Registry, election: Election, forward_tls: ssl.SSLConte
 
     # -- compatibility ----------------------------------------------------------------------------
 
-    @app.post("/compatibility/subjects/{subject}/versions/{version}")
+    @app.post("/compatibility/subjects/{subject:subject}/versions/{version}")
     async def check_version(subject: str, version: str, request: Request) -> Response:
         body = SchemaRequest(await _body(request))
         return _json(
@@ -212,7 +249,7 @@ def create_app(registry: Registry, election: Election, forward_tls: ssl.SSLConte
             )
         )
 
-    @app.post("/compatibility/subjects/{subject}/versions")
+    @app.post("/compatibility/subjects/{subject:subject}/versions")
     async def check_all(subject: str, request: Request) -> Response:
         body = SchemaRequest(await _body(request))
         return _json(
@@ -239,17 +276,17 @@ def create_app(registry: Registry, election: Election, forward_tls: ssl.SSLConte
             return forwarded
         return _json(await run_in_threadpool(registry.delete_config, None))
 
-    @app.get("/config/{subject}")
+    @app.get("/config/{subject:subject}")
     def subject_config(subject: str, request: Request) -> Response:
         return _json(registry.get_config(subject, _flag(request, "defaultToGlobal")))
 
-    @app.put("/config/{subject}")
+    @app.put("/config/{subject:subject}")
     async def put_subject_config(subject: str, request: Request) -> Response:
         if (forwarded := await _forward(election, request, forward_tls)) is not None:
             return forwarded
         return _json(await run_in_threadpool(registry.put_config, subject, await _body(request)))
 
-    @app.delete("/config/{subject}")
+    @app.delete("/config/{subject:subject}")
     async def delete_subject_config(subject: str, request: Request) -> Response:
         if (forwarded := await _forward(election, request, forward_tls)) is not None:
             return forwarded
@@ -269,11 +306,11 @@ def create_app(registry: Registry, election: Election, forward_tls: ssl.SSLConte
             await run_in_threadpool(registry.put_mode, None, await _body(request), _flag(request, "force"))
         )
 
-    @app.get("/mode/{subject}")
+    @app.get("/mode/{subject:subject}")
     def subject_mode(subject: str, request: Request) -> Response:
         return _json(registry.get_mode(subject, _flag(request, "defaultToGlobal")))
 
-    @app.put("/mode/{subject}")
+    @app.put("/mode/{subject:subject}")
     async def put_subject_mode(subject: str, request: Request) -> Response:
         if (forwarded := await _forward(election, request, forward_tls)) is not None:
             return forwarded
@@ -281,7 +318,7 @@ def create_app(registry: Registry, election: Election, forward_tls: ssl.SSLConte
             await run_in_threadpool(registry.put_mode, subject, await _body(request), _flag(request, "force"))
         )
 
-    @app.delete("/mode/{subject}")
+    @app.delete("/mode/{subject:subject}")
     async def delete_subject_mode(subject: str, request: Request) -> Response:
         if (forwarded := await _forward(election, request, forward_tls)) is not None:
             return forwarded
