@@ -10,6 +10,8 @@ import base64
 
 import pytest
 from google.protobuf import descriptor_pb2, timestamp_pb2
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schema_registry.protobuf_diff import differences
 from schema_registry.protobuf_schemas import ProtobufParsed, formatted, parse_protobuf, protobuf_reads
@@ -562,3 +564,70 @@ def test_reads_names_the_rule_and_the_path() -> None:
     new = parsed(P3 + "message Order { int32 id = 1; double note = 2; }")
     assert protobuf_reads(new, old) == ["FIELD_SCALAR_KIND_CHANGED at #/Order/2"]
     assert protobuf_reads(old, new) == ["FIELD_SCALAR_KIND_CHANGED at #/Order/2"]
+
+
+# -- generated schemas: the canonical text compiles back to the same descriptor ------------------
+
+_SCALARS = ["int32", "int64", "uint32", "uint64", "sint32", "sint64", "fixed32", "fixed64"]
+_SCALARS += ["sfixed32", "sfixed64", "bool", "string", "bytes", "float", "double"]
+
+
+@st.composite
+def proto_files(draw: st.DrawFn) -> str:
+    """A proto3 or proto2 file: messages with scalar, enum, message, map and repeated
+    fields, oneofs, proto3 optionals, nested types, reserved ranges and options."""
+    proto2 = draw(st.booleans())
+    names = iter(f"f{i}" for i in range(1000))
+    numbers = iter(range(1, 1000))
+    types = ["E0", "M0", *_SCALARS]
+
+    def field(in_oneof: bool) -> str:
+        kind = draw(st.sampled_from(["plain", "repeated", "map", "optional"] if not in_oneof else ["plain"]))
+        type_ = draw(st.sampled_from(types))
+        name, number = next(names), next(numbers)
+        opts = draw(st.sampled_from(["", " [deprecated = true]", f' [json_name = "j{number}"]']))
+        if kind == "map":
+            key = draw(st.sampled_from(["string", "int32", "bool", "fixed64"]))
+            return f"map<{key}, {type_}> {name} = {number}{opts};"
+        if kind == "repeated":
+            return f"repeated {type_} {name} = {number}{opts};"
+        if in_oneof:
+            return f"{type_} {name} = {number}{opts};"
+        label = "optional " if proto2 or kind == "optional" else ""
+        return f"{label}{type_} {name} = {number}{opts};"
+
+    def message(name: str, depth: int) -> str:
+        body = [field(False) for _ in range(draw(st.integers(0, 4)))]
+        if draw(st.booleans()):
+            members = " ".join(field(True) for _ in range(draw(st.integers(1, 3))))
+            body.append(f"oneof o{next(numbers)} {{ {members} }}")
+        body += [field(False) for _ in range(draw(st.integers(0, 2)))]
+        if draw(st.booleans()):
+            low = 900 + draw(st.integers(0, 20))
+            body.append(f'reserved {low}, {low + 30} to {low + 40}; reserved "gone";')
+        if depth < 2 and draw(st.booleans()):
+            body.append(message(f"N{depth}", depth + 1))
+        if draw(st.booleans()):
+            body.append("option deprecated = true;")
+        return f"message {name} {{ {' '.join(body)} }}"
+
+    enum_zero = "A = 0;"
+    head = 'syntax = "proto2";' if proto2 else 'syntax = "proto3";'
+    package = draw(st.sampled_from(["", "package a.b;"]))
+    return (
+        f'{head} {package} option java_package = "x.y";'
+        f" enum E0 {{ {enum_zero} B = 1; }} message M0 {{ {'optional ' if proto2 else ''}int32 v = 1; }}"
+        f" {message('Top', 0)}"
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(proto_files())
+def test_generated_schemas_round_trip_through_their_canonical_text(text: str) -> None:
+    first_text, first = parse_protobuf(text, (), False)
+    second_text, second = parse_protobuf(first_text, (), False)
+    assert second.file == first.file
+    assert second_text == first_text
+    normalized, _ = parse_protobuf(text, (), True)
+    assert parse_protobuf(normalized, (), True)[0] == normalized
+    assert differences(first.descriptors, second.descriptors) == []
