@@ -5,8 +5,9 @@ or, as confluent-kafka's ``ProtobufSerializer`` registers it, a base64 serialize
 The text is compiled by protoc itself (``grpcio-tools`` runs it in process): the schema
 and its references are written to a scratch directory, a reference's name being the
 path its importer imports (``other.proto``); the well-known types
-(``google/protobuf/*.proto``, and ``google/type/*.proto`` where googleapis' protos are
-installed) resolve without being given, as Confluent's do. protoc's own messages, with
+(``google/protobuf/*.proto``, ``google/type/*.proto`` where googleapis' protos are
+installed, ``confluent/meta.proto`` and ``confluent/type/decimal.proto``) resolve without
+being given, as Confluent's do. protoc's own messages, with
 file, line and column, are the 42201's. A descriptor is first printed as .proto text
 (``proto_text``) and compiled the same way, so both forms give one canonical text: the
 compiled descriptor printed (Confluent serves a registered descriptor as .proto text
@@ -21,9 +22,11 @@ options and extensions.
 from __future__ import annotations
 
 import ast
+import atexit
 import base64
 import binascii
 import re
+import shutil
 import tempfile
 import threading
 from collections.abc import Sequence
@@ -56,8 +59,10 @@ class ProtobufParsed:
 
 
 def _include_paths() -> list[str]:
-    """Where the well-known types' .proto files are: grpc_tools' copy of protobuf's, then
-    googleapis' (google/type/*) when that package is installed."""
+    """Where the well-known types' .proto files are: grpc_tools' copy of protobuf's,
+    googleapis' (google/type/*) when that package is installed, and Confluent's own
+    (confluent/meta.proto, confluent/type/decimal.proto), which Confluent's registry
+    resolves as it resolves protobuf's: printed from the descriptors confluent-kafka ships."""
     import grpc_tools  # type: ignore[import-untyped]
 
     paths = [str(Path(grpc_tools.__file__).parent / "_proto")]
@@ -69,7 +74,27 @@ def _include_paths() -> list[str]:
             paths.append(str(root))
     except ImportError:
         pass
+    confluent = _confluent_files()
+    if confluent is not None:
+        paths.append(confluent)
     return paths
+
+
+def _confluent_files() -> str | None:
+    try:
+        from confluent_kafka.schema_registry.confluent import meta_pb2
+        from confluent_kafka.schema_registry.confluent.type import decimal_pb2
+    except ImportError:
+        return None
+    descriptor = descriptor_pb2.FileDescriptorProto.FromString(descriptor_pb2.DESCRIPTOR.serialized_pb)
+    where = tempfile.mkdtemp(prefix="sluiceway-proto-builtin-")
+    atexit.register(shutil.rmtree, where, True)
+    for module in (meta_pb2, decimal_pb2):
+        fdp = descriptor_pb2.FileDescriptorProto.FromString(module.DESCRIPTOR.serialized_pb)
+        path = Path(where, fdp.name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(to_text(fdp, files=[descriptor]), encoding="utf-8")
+    return where
 
 
 _INCLUDES: list[str] | None = None

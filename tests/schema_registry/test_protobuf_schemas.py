@@ -205,6 +205,17 @@ def test_well_known_types_resolve_without_references() -> None:
     ]
 
 
+def test_confluents_own_files_resolve_as_confluents_registry_resolves_them() -> None:
+    text = """syntax = "proto3"; import "confluent/meta.proto"; import "confluent/type/decimal.proto";
+    message Price { confluent.type.Decimal amount = 1 [(confluent.field_meta) = { params: [
+      { key: "precision", value: "8" }, { key: "scale", value: "2" } ] }]; }"""
+    result = parsed(text)
+    assert result.file.message_type[0].field[0].type_name == ".confluent.type.Decimal"
+    printed = canonical(text)
+    assert '(confluent.field_meta) = { params { key: "precision" value: "8" }' in printed
+    assert parsed(printed).file == result.file
+
+
 def _b64(fdp: descriptor_pb2.FileDescriptorProto) -> str:
     return base64.b64encode(fdp.SerializeToString()).decode()
 
