@@ -129,6 +129,16 @@ def _source(name: str, text: str) -> str:
     return to_text(fdp)
 
 
+def _descriptor_source(fdp: descriptor_pb2.FileDescriptorProto, references: Sequence[tuple[str, str]]) -> str:
+    """A descriptor as .proto text. Its custom options are extensions declared in the files
+    it imports, unreadable without them: those are compiled first (a file importing each)."""
+    if not fdp.dependency:
+        return to_text(fdp)
+    imports = "".join(f'import "{d}";\n' for d in fdp.dependency)
+    _, imported, _ = _compile(f'syntax = "proto3";\n{imports}', references)
+    return to_text(fdp, files=imported)
+
+
 def _compile(
     main_text: str, references: Sequence[tuple[str, str]]
 ) -> tuple[descriptor_pb2.FileDescriptorProto, list[descriptor_pb2.FileDescriptorProto], str]:
@@ -196,7 +206,7 @@ def parse_protobuf(
     fdp = _descriptor_of(text)
     if fdp is not None:
         fdp.name = _MAIN
-        text = to_text(fdp)
+        text = _descriptor_source(fdp, references)
     own, imported, main = _compile(text, references)
     canonical = to_text(own, normalize, files=imported)
     if main != _MAIN:

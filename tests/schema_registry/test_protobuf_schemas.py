@@ -214,6 +214,8 @@ def test_confluents_own_files_resolve_as_confluents_registry_resolves_them() -> 
     printed = canonical(text)
     assert '(confluent.field_meta) = { params { key: "precision" value: "8" }' in printed
     assert parsed(printed).file == result.file
+    # registered as a descriptor (the ProtobufConverter's way), the option is read by name too
+    assert canonical(_b64(result.file)) == printed
 
 
 def _b64(fdp: descriptor_pb2.FileDescriptorProto) -> str:
