@@ -13,6 +13,7 @@ from connect.converters.numbers import (
     NumberConverter,
     ShortConverter,
 )
+from connect.converters.protobuf import ProtobufConverter
 from connect.converters.string import StringConverter
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "JsonSchemaConverter",
     "LongConverter",
     "NumberConverter",
+    "ProtobufConverter",
     "ShortConverter",
     "SimpleHeaderConverter",
     "StringConverter",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ssl
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
@@ -94,11 +94,14 @@ class RegistryClient:
         self.retry_backoff_ms = int(configs.get("retry.backoff.ms", 100))
         self.max_retry_s = int(configs.get("max.retry.time.ms", 30_000)) / 1000
         self._lock = threading.Lock()
-        self._schemas: dict[int, dict[str, Any]] = {}  # id -> GET /schemas/ids/{id}
+        self._schemas: dict[
+            tuple[int, str | None], dict[str, Any]
+        ] = {}  # (id, format) -> GET /schemas/ids/{id}
         self._ids: dict[tuple[str, str], int] = {}  # (subject, schema) -> id
         self._latest: dict[str, dict[str, Any]] = {}
         self._id_versions: dict[int, Any] = {}
-        self._versions: dict[tuple[str, int], dict[str, Any]] = {}
+        self._ref_versions: dict[tuple[str, str], int] = {}
+        self._versions: dict[tuple[str, int, str | None], dict[str, Any]] = {}
 
     @property
     def shown_urls(self) -> str:
@@ -167,33 +170,63 @@ class RegistryClient:
         return found
 
     @staticmethod
-    def _body(schema: str, schema_type: str) -> dict[str, Any]:
+    def _body(schema: str, schema_type: str, references: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
         body: dict[str, Any] = {"schema": schema}
         if schema_type != "AVRO":
             body["schemaType"] = schema_type
+        if references:
+            body["references"] = [dict(r) for r in references]
         return body
 
-    def register(self, subject: str, schema: str, schema_type: str = "AVRO", normalize: bool = False) -> int:
-        """The schema's id under ``subject``, registering it if needed (kept once known)."""
+    def register(
+        self,
+        subject: str,
+        schema: str,
+        schema_type: str = "AVRO",
+        normalize: bool = False,
+        references: Sequence[Mapping[str, Any]] = (),
+    ) -> int:
+        """The schema's id under ``subject``, registering it if needed (kept once known);
+        ``references``: Confluent's ``{name, subject, version}`` of the schemas it uses."""
         path = f"/subjects/{quote(subject, safe='')}/versions" + ("?normalize=true" if normalize else "")
-        body = self._body(schema, schema_type)
+        body = self._body(schema, schema_type, references)
         return int(
             self._cached(self._ids, (subject, schema), lambda: self._request("POST", path, body)["id"])
         )
 
-    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO") -> int:
+    def register_version(
+        self, subject: str, schema: str, schema_type: str, references: Sequence[Mapping[str, Any]] = ()
+    ) -> int:
+        """Registers (or finds) the schema under ``subject`` and returns its version there,
+        for a schema other schemas refer to (kept once known)."""
+        path = f"/subjects/{quote(subject, safe='')}"
+        body = self._body(schema, schema_type, references)
+
+        def fetch() -> int:
+            self._request("POST", f"{path}/versions", body)
+            return int(self._request("POST", path, body)["version"])
+
+        return int(self._cached(self._ref_versions, (subject, schema), fetch))
+
+    def lookup(
+        self,
+        subject: str,
+        schema: str,
+        schema_type: str = "AVRO",
+        references: Sequence[Mapping[str, Any]] = (),
+    ) -> int:
         """The schema's id under ``subject``; a ``RegistryClientError`` (40401/40403) if it is not there."""
         path = f"/subjects/{quote(subject, safe='')}"
-        body = self._body(schema, schema_type)
+        body = self._body(schema, schema_type, references)
         return int(
             self._cached(self._ids, (subject, schema), lambda: self._request("POST", path, body)["id"])
         )
 
-    def schema(self, schema_id: int) -> dict[str, Any]:
-        """``GET /schemas/ids/{id}`` (an id's schema never changes: kept)."""
-        found = self._cached(
-            self._schemas, schema_id, lambda: self._request("GET", f"/schemas/ids/{schema_id}")
-        )
+    def schema(self, schema_id: int, fmt: str | None = None) -> dict[str, Any]:
+        """``GET /schemas/ids/{id}`` (an id's schema never changes: kept); ``fmt``: the
+        registry's ``format`` (``serialized``: a Protobuf schema as a base64 descriptor)."""
+        path = f"/schemas/ids/{schema_id}" + (f"?format={fmt}" if fmt else "")
+        found = self._cached(self._schemas, (schema_id, fmt), lambda: self._request("GET", path))
         return dict(found)
 
     def versions_of_id(self, schema_id: int) -> list[dict[str, Any]]:
@@ -202,10 +235,10 @@ class RegistryClient:
         path = f"/schemas/ids/{schema_id}/versions"
         return list(self._cached(self._id_versions, schema_id, lambda: self._request("GET", path)))
 
-    def version(self, subject: str, version: int) -> dict[str, Any]:
+    def version(self, subject: str, version: int, fmt: str | None = None) -> dict[str, Any]:
         """``GET /subjects/{subject}/versions/{version}`` (a version's schema never changes: kept)."""
-        path = f"/subjects/{quote(subject, safe='')}/versions/{version}"
-        return dict(self._cached(self._versions, (subject, version), lambda: self._request("GET", path)))
+        path = f"/subjects/{quote(subject, safe='')}/versions/{version}" + (f"?format={fmt}" if fmt else "")
+        return dict(self._cached(self._versions, (subject, version, fmt), lambda: self._request("GET", path)))
 
     def latest(self, subject: str) -> dict[str, Any]:
         """The subject's latest version, as first asked (``use.latest.version`` keeps it)."""

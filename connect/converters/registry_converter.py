@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import struct
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from connect.api import ConnectException, Converter, DataException
@@ -98,7 +98,9 @@ class RegistryConverter(Converter):
             )
         return record_name if self.strategy == "record" else f"{topic}-{record_name}"
 
-    def writer_id(self, subject: str, text: str) -> tuple[int, dict[str, Any] | None]:
+    def writer_id(
+        self, subject: str, text: str, references: Sequence[Mapping[str, Any]] = ()
+    ) -> tuple[int, dict[str, Any] | None]:
         """The id records written with schema ``text`` under ``subject`` carry: registered
         (``auto.register.schemas``) or looked up; with ``use.latest.version`` the subject's
         latest version, returned too, since then it is the schema the bytes must be
@@ -121,9 +123,14 @@ class RegistryConverter(Converter):
                     )
             known = (int(latest["id"]), latest)
         elif self.auto_register:
-            known = (client.register(subject, text, self.schema_type, normalize=self.normalize), None)
+            known = (
+                client.register(
+                    subject, text, self.schema_type, normalize=self.normalize, references=references
+                ),
+                None,
+            )
         else:
-            known = (client.lookup(subject, text, self.schema_type), None)
+            known = (client.lookup(subject, text, self.schema_type, references), None)
         with self._lock:
             self._ids[key] = known
         return known
