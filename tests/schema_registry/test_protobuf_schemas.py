@@ -249,6 +249,16 @@ def test_base64_references_are_read_as_descriptors() -> None:
     assert "  .d.D x = 1;\n" in text
 
 
+def test_a_base64_descriptor_keeps_custom_options_declared_in_its_references() -> None:
+    opts = 'syntax = "proto3"; package o; import "google/protobuf/descriptor.proto";'
+    opts += " extend google.protobuf.FieldOptions { string label_of = 51234; }"
+    refs = (("o/opts.proto", canonical(opts)),)
+    text = 'syntax = "proto3"; import "o/opts.proto"; message M { int32 a = 1 [(o.label_of) = "x"]; }'
+    printed = canonical(text, refs)
+    assert '[(o.label_of) = "x"]' in printed
+    assert canonical(_b64(parsed(text, refs).file), refs) == printed
+
+
 def test_formats() -> None:
     result = parsed(RICH_PROTO2)
     serialized = formatted(result, "serialized")
