@@ -191,3 +191,20 @@ def test_bad_input_is_a_data_exception_naming_the_topic(registry: RegistryServer
         c.to_connect_data("pb-bad", good[:6] + b"\x0a\xff\xff")
     assert c.to_connect_data("pb-bad", None).value is None
     assert c.from_connect_data("pb-bad", ORDER, None) is None
+
+
+def test_use_latest_version_writes_with_the_subjects_latest_schema(registry: RegistryServer) -> None:
+    cls = order_class()
+    client = SchemaRegistryClient({"url": registry.url})
+    first = ProtobufSerializer(cls, client, {"use.deprecated.format": False})(
+        cls(id=1), SerializationContext("pb-latest", MessageField.VALUE)
+    )
+    latest_id = struct.unpack(">I", first[1:5])[0]
+    c = converter(registry, **{"use.latest.version": "true", "auto.register.schemas": "false"})
+    value = Struct(ORDER).put("id", 2).put("note", "n").put("tags", ["t"])
+    data = c.from_connect_data("pb-latest", ORDER, value)
+    assert data is not None and struct.unpack(">I", data[1:5])[0] == latest_id
+    read = ProtobufDeserializer(cls, {"use.deprecated.format": False})(
+        data, SerializationContext("pb-latest", MessageField.VALUE)
+    )
+    assert (read.id, read.note, list(read.tags)) == (2, "n", ["t"])
