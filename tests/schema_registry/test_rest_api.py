@@ -89,7 +89,7 @@ def test_ids_are_global_and_shared_by_equal_schemas(
         {"subject": "d-value", "version": 1},
     ]
     assert httpx.get(f"{registry.url}/schemas/ids/{c}").json() == {"schema": '"string"'}
-    assert sorted(httpx.get(f"{registry.url}/schemas/types").json()) == ["AVRO", "JSON"]
+    assert sorted(httpx.get(f"{registry.url}/schemas/types").json()) == ["AVRO", "JSON", "PROTOBUF"]
 
 
 def test_an_incompatible_schema_is_refused_with_the_rule(

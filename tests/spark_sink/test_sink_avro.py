@@ -10,6 +10,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from connect.converters.avro import AvroConverter
+from connect.converters.protobuf import ProtobufConverter
 from schema_registry.server import RegistryServer
 from sluiceway.embedded import EmbeddedConnect
 from tests.schema_registry.support import running_registry
@@ -45,6 +46,44 @@ def test_avro_values_land_as_typed_columns(
         unique("spark"),
         sink_config(
             topic, table, **{"value.converter": AVRO, "value.converter.schema.registry.url": registry.url}
+        ),
+    )
+    df = wait_rows(connect, spark, table, n)
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    assert types == ALL_TYPES_IN_SPARK
+    rows = {r["i32"] // 1000: r for r in df.collect()}
+    assert sorted(rows) == list(range(n))
+    for i in (0, 1, 7, n - 1):
+        r, v = rows[i], values[i]
+        assert (r["i8"], r["text"], r["amount"], r["day"]) == (
+            v.get("i8"),
+            v.get("text"),
+            v.get("amount"),
+            v.get("day"),
+        )
+        assert r["tags"] == v.get("tags") and dict(r["attrs"] or {}) == v.get("attrs")
+
+
+PROTOBUF = "io.confluent.connect.protobuf.ProtobufConverter"
+
+
+def test_protobuf_values_land_as_typed_columns(
+    connect: EmbeddedConnect, registry: RegistryServer, spark: SparkSession, tmp_path: Path
+) -> None:
+    """The same records written as Protobuf (nullable fields as wrappers, so nulls stay
+    nulls) land as the same typed columns."""
+    topic, table, n = unique("protobuf-types"), tmp_path / "protobuf-types", 30
+    settings = {"schema.registry.url": registry.url, "wrapper.for.nullables": "true"}
+    converter = ProtobufConverter()
+    converter.configure(settings, False)
+    values = [every_type(i) for i in range(n)]
+    connect.produce(topic, [(None, converter.from_connect_data(topic, ALL_TYPES, v)) for v in values])
+    connect.create_connector(
+        unique("spark"),
+        sink_config(
+            topic,
+            table,
+            **{"value.converter": PROTOBUF, **{f"value.converter.{k}": v for k, v in settings.items()}},
         ),
     )
     df = wait_rows(connect, spark, table, n)
