@@ -41,9 +41,10 @@ from connect.api.protobuf import (
     new_pool,
 )
 from connect.converters.config_values import config_bool
+from connect.converters.registry_client import RegistryClient
 from connect.converters.registry_converter import HEADER, MAGIC, RegistryConverter
 
-__all__ = ["ProtobufConverter"]
+__all__ = ["ProtobufConverter", "load_descriptors"]
 
 _SERIALIZED = "serialized"
 # The files a registry compiles a converter's schemas against. connect.api's copy of
@@ -55,6 +56,31 @@ _REFERENCED = {"confluent/meta.proto": meta_pb2.DESCRIPTOR.serialized_pb}
 
 def _descriptor_text(file: descriptor_pb2.FileDescriptorProto) -> str:
     return base64.b64encode(file.SerializeToString()).decode("ascii")
+
+
+def load_descriptors(
+    client: RegistryClient, found: Mapping[str, Any]
+) -> tuple[descriptor_pb2.FileDescriptorProto, DescriptorPool]:
+    """A registry schema fetched with ``format=serialized`` (its JSON, ``found``) as its
+    file and a descriptor pool holding it after the files it references (fetched the same
+    way; the built-in files every pool has are not fetched)."""
+    pool = new_pool()
+    added: set[str] = set()
+
+    def known(name: str) -> bool:
+        return name in added or name in BUILTIN_FILES or name.startswith("google/protobuf/")
+
+    def add(found: Mapping[str, Any]) -> descriptor_pb2.FileDescriptorProto:
+        for ref in found.get("references") or []:
+            if not known(str(ref["name"])):
+                add(client.version(str(ref["subject"]), int(ref["version"]), _SERIALIZED))
+        file = descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(found["schema"]))
+        if not known(file.name):
+            pool.Add(file)  # type: ignore[no-untyped-call]
+            added.add(file.name)
+        return file
+
+    return add(found), pool
 
 
 class ProtobufConverter(RegistryConverter):
@@ -152,25 +178,6 @@ class ProtobufConverter(RegistryConverter):
 
     # -- bytes -> Connect -------------------------------------------------------------------------
 
-    def _add(
-        self, pool: DescriptorPool, found: Mapping[str, Any], added: set[str]
-    ) -> descriptor_pb2.FileDescriptorProto:
-        """The serialized schema ``found`` (registry JSON) added to ``pool`` after its references."""
-        for ref in found.get("references") or []:
-            name = str(ref["name"])
-            if name in added or name in BUILTIN_FILES or name.startswith("google/protobuf/"):
-                continue
-            referenced = self.client.version(str(ref["subject"]), int(ref["version"]), _SERIALIZED)
-            self._add(pool, referenced, added)
-            added.add(name)
-        file = descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(found["schema"]))
-        if file.name not in added and not (
-            file.name in BUILTIN_FILES or file.name.startswith("google/protobuf/")
-        ):
-            pool.Add(file)  # type: ignore[no-untyped-call]
-            added.add(file.name)
-        return file
-
     def _file(self, schema_id: int) -> tuple[descriptor_pb2.FileDescriptorProto, DescriptorPool]:
         with self._cache_lock:
             known = self._files.get(schema_id)
@@ -180,14 +187,12 @@ class ProtobufConverter(RegistryConverter):
         found_type = found.get("schemaType", "AVRO")
         if found_type != self.schema_type:
             raise DataException(f"schema {schema_id} is {found_type}, not {self.schema_type}")
-        pool = new_pool()
         try:
-            file = self._add(pool, found, set())
+            entry = load_descriptors(self.client, found)
         except (ValueError, TypeError, KeyError, DecodeError) as exc:
             raise DataException(
                 f"schema {schema_id} from the registry is not a usable Protobuf schema: {exc}"
             ) from None
-        entry = (file, pool)
         with self._cache_lock:
             self._files[schema_id] = entry
         return entry

@@ -111,9 +111,10 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--isolation-level", choices=("read_committed", "read_uncommitted"))
     p.add_argument(
         "--value-format",
-        choices=("string", "avro", "json-schema"),
+        choices=("string", "avro", "json-schema", "protobuf"),
         default="string",
-        help="avro / json-schema: values in Confluent's wire format, printed as Avro JSON / as JSON",
+        help="avro / json-schema / protobuf: values in Confluent's wire format, printed as Avro JSON / "
+        "as JSON / in Protobuf's JSON mapping",
     )
     p.add_argument(
         "--schema-registry",

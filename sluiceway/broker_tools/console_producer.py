@@ -81,10 +81,10 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--sync", action="store_true", help="send each record and wait for it before the next")
     p.add_argument(
         "--value-format",
-        choices=("string", "avro", "json-schema"),
+        choices=("string", "avro", "json-schema", "protobuf"),
         default="string",
         help="avro: each value is a line of Avro JSON; json-schema: a JSON document checked against "
-        "--value-schema; both written in Confluent's wire format",
+        "--value-schema; protobuf: a message in Protobuf's JSON mapping; written in Confluent's wire format",
     )
     p.add_argument(
         "--schema-registry",
@@ -94,7 +94,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument(
         "--value-schema",
         metavar="JSON",
-        help="the values' schema, Avro or JSON Schema by --value-format (registered as <topic>-value)",
+        help="the values' schema: Avro, JSON Schema or .proto text by --value-format (as <topic>-value)",
     )
     return p
 

@@ -5,7 +5,10 @@ do it; records are Confluent's wire format (byte 0, the 4-byte schema id, the pa
 - ``avro``: lines are read and printed in Avro's JSON encoding (a union's branch named,
   ``{"string": "x"}``);
 - ``json-schema``: lines are JSON documents, checked against the schema before they are
-  sent (Confluent's serializer validates too), and printed as they were written.
+  sent (Confluent's serializer validates too), and printed as they were written;
+- ``protobuf``: lines are Protobuf's JSON mapping of a message of the schema's first
+  message type (``--value-schema`` is .proto text, compiled by the registry); records carry
+  Confluent's message indexes; printed in the JSON mapping.
 
     sluiceway console-producer --topic t --value-format avro --schema-registry URL \\
         --value-schema '{"type": "record", ...}'
@@ -23,10 +26,23 @@ import fastavro
 import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError, Message
+from google.protobuf.message_factory import GetMessageClass
 
+from connect.api.protobuf import decode_indexes, encode_indexes, message_at
+from connect.converters.protobuf import load_descriptors
 from connect.converters.registry_client import RegistryClient
 
-__all__ = ["FORMATS", "AvroLines", "JsonSchemaLines", "RegistryFormatError", "RegistryLines", "lines_for"]
+__all__ = [
+    "FORMATS",
+    "AvroLines",
+    "JsonSchemaLines",
+    "ProtobufLines",
+    "RegistryFormatError",
+    "RegistryLines",
+    "lines_for",
+]
 
 _HEADER = struct.Struct(">bI")
 
@@ -141,7 +157,7 @@ class JsonSchemaLines:
         return data[_HEADER.size :]
 
 
-FORMATS = ("avro", "json-schema")
+FORMATS = ("avro", "json-schema", "protobuf")
 
 
 def lines_for(value_format: str, url: str, subject: str, schema: str | None) -> RegistryLines:
@@ -150,4 +166,57 @@ def lines_for(value_format: str, url: str, subject: str, schema: str | None) -> 
         return AvroLines(url, subject, schema)
     if value_format == "json-schema":
         return JsonSchemaLines(url, subject, schema)
+    if value_format == "protobuf":
+        return ProtobufLines(url, subject, schema)
     raise RegistryFormatError(f"--value-format {value_format}: expected one of {', '.join(FORMATS)}")
+
+
+class ProtobufLines:
+    def __init__(self, url: str, subject: str, schema: str | None = None) -> None:
+        self.client = _client(url)
+        self.subject = subject
+        self._schema_text = schema
+        self._writer: tuple[int, type[Message]] | None = None
+        self._readers: dict[tuple[int, tuple[int, ...]], type[Message]] = {}
+
+    def _message_class(self, schema_id: int, indexes: list[int]) -> type[Message]:
+        key = (schema_id, tuple(indexes))
+        known = self._readers.get(key)
+        if known is None:
+            file, pool = load_descriptors(self.client, self.client.schema(schema_id, "serialized"))
+            try:
+                descriptor = pool.FindMessageTypeByName(message_at(file, indexes))  # type: ignore[no-untyped-call]
+            except (ValueError, KeyError) as exc:
+                raise RegistryFormatError(f"message indexes {indexes} of schema {schema_id}: {exc}") from None
+            known = self._readers[key] = GetMessageClass(descriptor)
+        return known
+
+    def encode(self, line: str, number: int) -> bytes:
+        """One line (a message in Protobuf's JSON mapping) as a framed record."""
+        if self._writer is None:
+            if self._schema_text is None:
+                raise RegistryFormatError("--value-format protobuf needs --value-schema to produce")
+            schema_id = self.client.register(self.subject, self._schema_text, "PROTOBUF")
+            self._writer = (schema_id, self._message_class(schema_id, [0]))
+        schema_id, message_class = self._writer
+        try:
+            message = json_format.Parse(line, message_class())
+        except json_format.ParseError as exc:
+            raise RegistryFormatError(f"line {number} does not match the Protobuf schema: {exc}") from None
+        return _HEADER.pack(0, schema_id) + encode_indexes([0]) + message.SerializeToString()
+
+    def decode(self, data: bytes | None) -> bytes | None:
+        """A framed record as its message in Protobuf's JSON mapping."""
+        if data is None:
+            return None
+        schema_id = _schema_id(data)
+        try:
+            indexes, start = decode_indexes(data, _HEADER.size)
+            message = self._message_class(schema_id, indexes)()
+            message.ParseFromString(data[start:])
+        except (ValueError, DecodeError) as exc:
+            raise RegistryFormatError(
+                f"the Protobuf payload does not match schema {schema_id}: {exc}"
+            ) from None
+        text: str = json_format.MessageToJson(message, indent=None, preserving_proto_field_name=True)
+        return text.encode()
