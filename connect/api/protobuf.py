@@ -42,7 +42,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from google.protobuf import descriptor_pb2, timestamp_pb2, wrappers_pb2
+from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.descriptor_pool import DescriptorPool
 from google.protobuf.message import DecodeError, Message
@@ -50,6 +50,8 @@ from google.protobuf.message_factory import GetMessageClass
 
 from connect.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 from connect.api.errors import DataException
+from connect.api.protobuf_files import BUILTIN_FILES, is_builtin, new_pool
+from connect.api.protobuf_framing import decode_indexes, encode_indexes, indexes_of, message_at
 
 __all__ = [
     "BUILTIN_FILES",
@@ -57,7 +59,9 @@ __all__ = [
     "ProtobufSchemaInfo",
     "decode_indexes",
     "encode_indexes",
+    "indexes_of",
     "is_builtin",
+    "message_at",
     "new_pool",
 ]
 
@@ -77,73 +81,6 @@ META_FIELD = 1088  # confluent.field_meta, the FieldOptions extension Confluent'
 _F = descriptor_pb2.FieldDescriptorProto
 
 
-def _file(name: str, package: str, messages: list[tuple[str, list[tuple[str, int, int]]]]) -> bytes:
-    """A small descriptor file built in code: (message, [(field, number, type)]) pairs."""
-    proto = descriptor_pb2.FileDescriptorProto(name=name, package=package, syntax="proto3")
-    for message_name, fields in messages:
-        message = proto.message_type.add(name=message_name)
-        for field_name, number, field_type in fields:
-            message.field.add(name=field_name, number=number, type=field_type, label=_F.LABEL_OPTIONAL)
-    return proto.SerializeToString()
-
-
-def _meta_file() -> bytes:
-    proto = descriptor_pb2.FileDescriptorProto(
-        name="confluent/meta.proto", package="confluent", syntax="proto3"
-    )
-    meta = proto.message_type.add(name="Meta")
-    meta.field.add(name="doc", number=1, type=_F.TYPE_STRING, label=_F.LABEL_OPTIONAL)
-    meta.field.add(
-        name="params",
-        number=2,
-        type=_F.TYPE_MESSAGE,
-        label=_F.LABEL_REPEATED,
-        type_name=".confluent.Meta.ParamsEntry",
-    )
-    entry = meta.nested_type.add(name="ParamsEntry")
-    entry.field.add(name="key", number=1, type=_F.TYPE_STRING, label=_F.LABEL_OPTIONAL)
-    entry.field.add(name="value", number=2, type=_F.TYPE_STRING, label=_F.LABEL_OPTIONAL)
-    entry.options.map_entry = True
-    return proto.SerializeToString()
-
-
-# The files a Connect schema may depend on, by file name: google/protobuf/* ship with
-# protobuf; google/type/* and confluent/* are written here (their fields as published).
-BUILTIN_FILES: dict[str, bytes] = {
-    "google/protobuf/timestamp.proto": timestamp_pb2.DESCRIPTOR.serialized_pb,
-    "google/protobuf/wrappers.proto": wrappers_pb2.DESCRIPTOR.serialized_pb,
-    "google/type/date.proto": _file(
-        "google/type/date.proto",
-        "google.type",
-        [("Date", [("year", 1, _F.TYPE_INT32), ("month", 2, _F.TYPE_INT32), ("day", 3, _F.TYPE_INT32)])],
-    ),
-    "google/type/timeofday.proto": _file(
-        "google/type/timeofday.proto",
-        "google.type",
-        [
-            (
-                "TimeOfDay",
-                [
-                    ("hours", 1, _F.TYPE_INT32),
-                    ("minutes", 2, _F.TYPE_INT32),
-                    ("seconds", 3, _F.TYPE_INT32),
-                    ("nanos", 4, _F.TYPE_INT32),
-                ],
-            )
-        ],
-    ),
-    "confluent/type/decimal.proto": _file(
-        "confluent/type/decimal.proto",
-        "confluent.type",
-        [
-            (
-                "Decimal",
-                [("value", 1, _F.TYPE_BYTES), ("precision", 2, _F.TYPE_UINT32), ("scale", 3, _F.TYPE_INT32)],
-            )
-        ],
-    ),
-    "confluent/meta.proto": _meta_file(),
-}
 _LOGICAL_FILES = {
     Decimal.LOGICAL_NAME: ("confluent/type/decimal.proto", DECIMAL_TYPE),
     Date.LOGICAL_NAME: ("google/type/date.proto", DATE_TYPE),
@@ -203,107 +140,6 @@ _CONNECT_OF_PROTO: dict[int, Type] = {
 }
 _MAP_KEY_TYPES = frozenset({Type.INT8, Type.INT16, Type.INT32, Type.INT64, Type.BOOLEAN, Type.STRING})
 _NANOS_PER_MILLI = 1_000_000
-
-
-def is_builtin(file_name: str) -> bool:
-    """Files every reader knows without the registry (Confluent's serializers skip them as
-    references: ``skip.known.types``)."""
-    return file_name.startswith(("google/protobuf/", "google/type/", "confluent/"))
-
-
-def new_pool(builtins: bool = True) -> DescriptorPool:
-    """A fresh pool holding the built-in files (in dependency order)."""
-    pool = DescriptorPool()
-    if builtins:
-        pool.AddSerializedFile(descriptor_pb2.DESCRIPTOR.serialized_pb)  # type: ignore[no-untyped-call]
-        for data in BUILTIN_FILES.values():
-            pool.AddSerializedFile(data)  # type: ignore[no-untyped-call]
-    return pool
-
-
-# -- message indexes (Confluent's framing between the schema id and the payload) --------------
-
-
-def _zigzag_varint(value: int) -> bytes:
-    n = (value << 1) ^ (value >> 63)
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def encode_indexes(indexes: list[int]) -> bytes:
-    """The message indexes as Confluent writes them: ``[0]`` (the file's first message) is
-    the single byte 0; otherwise a zigzag-varint count then each index, zigzag-varint."""
-    if indexes == [0]:
-        return b"\x00"
-    return _zigzag_varint(len(indexes)) + b"".join(_zigzag_varint(i) for i in indexes)
-
-
-def _read_zigzag(data: bytes, pos: int) -> tuple[int, int]:
-    shift = 0
-    n = 0
-    while True:
-        if pos >= len(data):
-            raise ValueError("the message indexes end before their varint does")
-        byte = data[pos]
-        pos += 1
-        n |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            break
-        shift += 7
-        if shift > 63:
-            raise ValueError("a message index varint is longer than 10 bytes")
-    return (n >> 1) ^ -(n & 1), pos
-
-
-def decode_indexes(data: bytes, pos: int) -> tuple[list[int], int]:
-    """The message indexes starting at ``data[pos]`` and where the payload starts."""
-    count, pos = _read_zigzag(data, pos)
-    if count == 0:
-        return [0], pos
-    if count < 0 or count > 100:
-        raise ValueError(f"bad message index count {count}")
-    indexes = []
-    for _ in range(count):
-        index, pos = _read_zigzag(data, pos)
-        if index < 0:
-            raise ValueError(f"negative message index {index}")
-        indexes.append(index)
-    return indexes, pos
-
-
-def message_at(file: descriptor_pb2.FileDescriptorProto, indexes: list[int]) -> str:
-    """The full name of the message ``indexes`` point at in ``file`` (ValueError when out of range)."""
-    messages: Any = file.message_type
-    path = file.package
-    for depth, index in enumerate(indexes):
-        if index >= len(messages):
-            raise ValueError(
-                f"message index {index} at depth {depth} is out of range ({len(messages)} messages)"
-            )
-        message = messages[index]
-        path = f"{path}.{message.name}" if path else message.name
-        messages = message.nested_type
-    return path
-
-
-def indexes_of(descriptor: Descriptor) -> list[int]:
-    """Where ``descriptor`` sits in its file, as message indexes."""
-    indexes: list[int] = []
-    current = descriptor
-    while current.containing_type is not None:
-        parent = current.containing_type
-        indexes.append(list(parent.nested_types).index(current))
-        current = parent
-    indexes.append(list(current.file.message_types_by_name.values()).index(current))
-    return list(reversed(indexes))
 
 
 # -- Confluent's field meta, carried as the raw bytes of the FieldOptions extension -----------
