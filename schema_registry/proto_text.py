@@ -30,10 +30,11 @@ from google.protobuf.descriptor_pool import DescriptorPool
 from google.protobuf.message import Message
 from google.protobuf.unknown_fields import UnknownFieldSet  # type: ignore[import-not-found]
 
-__all__ = ["OptionsDecoder", "to_text"]
+__all__ = ["SCALAR_NAMES", "OptionsDecoder", "to_text"]
 
 _FDP = descriptor_pb2.FieldDescriptorProto
-_SCALARS: dict[int, str] = {
+# The .proto spelling of each scalar field type.
+SCALAR_NAMES: dict[int, str] = {
     _FDP.TYPE_DOUBLE: "double",
     _FDP.TYPE_FLOAT: "float",
     _FDP.TYPE_INT64: "int64",
@@ -219,7 +220,7 @@ class _Printer:
 
     # -- fields -------------------------------------------------------------------------------
     def _type_name(self, f: descriptor_pb2.FieldDescriptorProto) -> str:
-        return _SCALARS.get(f.type) or f.type_name
+        return SCALAR_NAMES.get(f.type) or f.type_name
 
     def _field(
         self,

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 from google.protobuf import descriptor_pb2
 
+from schema_registry.proto_text import SCALAR_NAMES
+
 __all__ = ["COMPATIBLE_CHANGES", "DescriptorSet", "Difference", "differences", "incompatible"]
 
 Difference = tuple[str, str]  # (Confluent's Difference.Type, path)
@@ -47,23 +49,6 @@ COMPATIBLE_CHANGES: frozenset[str] = frozenset(
 )
 
 _FDP = descriptor_pb2.FieldDescriptorProto
-_SCALAR_NAMES: dict[int, str] = {
-    _FDP.TYPE_DOUBLE: "double",
-    _FDP.TYPE_FLOAT: "float",
-    _FDP.TYPE_INT64: "int64",
-    _FDP.TYPE_UINT64: "uint64",
-    _FDP.TYPE_INT32: "int32",
-    _FDP.TYPE_FIXED64: "fixed64",
-    _FDP.TYPE_FIXED32: "fixed32",
-    _FDP.TYPE_BOOL: "bool",
-    _FDP.TYPE_STRING: "string",
-    _FDP.TYPE_BYTES: "bytes",
-    _FDP.TYPE_UINT32: "uint32",
-    _FDP.TYPE_SFIXED32: "sfixed32",
-    _FDP.TYPE_SFIXED64: "sfixed64",
-    _FDP.TYPE_SINT32: "sint32",
-    _FDP.TYPE_SINT64: "sint64",
-}
 # Wire-compatible groups of scalars (FieldSchemaDiff.scalarKind); an enum counts as a
 # general number.
 _SCALAR_KIND: dict[str, str] = {
@@ -355,7 +340,7 @@ def _label(f: descriptor_pb2.FieldDescriptorProto, syntax: str, in_oneof: bool) 
 
 
 def _proto_type(f: descriptor_pb2.FieldDescriptorProto, types: dict[str, _Type]) -> _ProtoType:
-    scalar = _SCALAR_NAMES.get(f.type)
+    scalar = SCALAR_NAMES.get(f.type)
     if scalar is not None:
         return ("scalar", scalar)
     name = f.type_name.lstrip(".")
