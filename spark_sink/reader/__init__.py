@@ -14,9 +14,11 @@ Options and columns are those of Spark's Kafka source (``key``, ``value``, ``top
 - ``options``: the options, parsed and checked (pure functions), and offset arithmetic.
 - ``kafka``: partition discovery, offset lookups and range reads with confluent-kafka.
 - ``source``: the pyspark DataSource, DataSourceReader and DataSourceStreamReader.
-- ``registry_options``, ``registry_plan``, ``registry_values``: ``value.format=avro`` /
-  ``key.format=avro``: Schema Registry-framed records decoded into typed columns (their
-  options; the reader schemas and columns, where Spark plans; the decoding, in executors).
+- ``registry_options``, ``registry_plan``, ``registry_values``: ``value.format`` /
+  ``key.format`` (``avro``, ``json-schema``, ``protobuf``): Schema Registry-framed records
+  decoded into typed columns (their options; the reader schemas and columns, where Spark
+  plans; the decoding, in executors). ``registry_formats`` turns JSON Schema and Protobuf
+  reader schemas into Connect schemas; ``registry_decoders`` decodes their records.
 """
 
 from spark_sink.reader.source import SluicewayDataSource

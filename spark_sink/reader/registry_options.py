@@ -1,9 +1,9 @@
 """The "sluiceway" source's options for decoding Schema Registry-framed keys and values
 (pure: no I/O). Names are those Spark and Kafka users know: Confluent's serde settings
 (``schema.registry.url``, ``basic.auth.user.info``, ``basic.auth.credentials.source``),
-``key.format`` / ``value.format`` with ``<side>.subject`` / ``<side>.schema.id`` for the
-reader schema, and ``from_avro``'s ``mode`` (FAILFAST, the default, or PERMISSIVE; from_avro
-refuses DROPMALFORMED too)."""
+``key.format`` / ``value.format`` (``avro``, ``json-schema``, ``protobuf``) with
+``<side>.subject`` / ``<side>.schema.id`` for the reader schema, and ``from_avro``'s
+``mode`` (FAILFAST, the default, or PERMISSIVE; from_avro refuses DROPMALFORMED too)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ REGISTRY_CLIENT_OPTIONS = {
     "schema.registry.ssl.key.password": "ssl.key.password",
 }
 
-Format = Literal["avro"]
+Format = Literal["avro", "json-schema", "protobuf"]
 ParseMode = Literal["FAILFAST", "PERMISSIVE"]
 
 
@@ -66,11 +66,13 @@ class RegistryOptions:
     corrupt_column: str = "_corrupt_record"
 
 
-_REFUSED_FORMATS = {
-    "json-schema": "JSON Schema",
-    "jsonschema": "JSON Schema",
-    "json_sr": "JSON Schema",
-    "protobuf": "Protobuf",
+#: The format names users give (Confluent's and Spark's spellings) -> the format.
+_FORMATS: dict[str, Format] = {
+    "avro": "avro",
+    "json-schema": "json-schema",
+    "jsonschema": "json-schema",
+    "json_sr": "json-schema",
+    "protobuf": "protobuf",
 }
 
 
@@ -86,21 +88,22 @@ def _field_format(opts: Mapping[str, str], side: str) -> FieldFormat | None:
     if raw is None:
         given = [n for n in (subject_name, id_name) if n in opts]
         if given:
-            raise OptionError(f"Option '{given[0]}' needs option '{fmt_name}' (e.g. avro)")
+            raise OptionError(
+                f"Option '{given[0]}' needs option '{fmt_name}' (avro, json-schema or protobuf)"
+            )
         return None
     word = raw.strip().lower()
-    if word in _REFUSED_FORMATS:
+    fmt = _FORMATS.get(word)
+    if fmt is None:
         raise OptionError(
-            f"Option '{fmt_name}': {_REFUSED_FORMATS[word]} values are not decoded by the sluiceway source "
-            f"yet; only 'avro' is. Leave '{fmt_name}' unset to read the {side} as bytes."
+            f"Option '{fmt_name}' must be 'avro', 'json-schema' or 'protobuf' (Schema Registry-framed), "
+            f"got '{raw}'"
         )
-    if word != "avro":
-        raise OptionError(f"Option '{fmt_name}' must be 'avro' (Schema Registry-framed Avro), got '{raw}'")
     if subject is not None and schema_id is not None:
         raise OptionError(f"Options '{subject_name}' and '{id_name}': give only one")
     if subject is not None and not subject.strip():
         raise OptionError(f"Option '{subject_name}' is empty")
-    return FieldFormat("avro", subject.strip() if subject is not None else None, schema_id)
+    return FieldFormat(fmt, subject.strip() if subject is not None else None, schema_id)
 
 
 def parse_registry_options(opts: Mapping[str, str]) -> RegistryOptions | None:
@@ -111,7 +114,7 @@ def parse_registry_options(opts: Mapping[str, str]) -> RegistryOptions | None:
         if given:
             raise OptionError(
                 f"Option '{given[0]}' is only used to decode registry-framed records: set "
-                f"'{_VALUE_FORMAT}' or '{_KEY_FORMAT}' to 'avro'"
+                f"'{_VALUE_FORMAT}' or '{_KEY_FORMAT}' (avro, json-schema or protobuf)"
             )
         return None
     url = (opts.get(_REGISTRY_URL) or "").strip()

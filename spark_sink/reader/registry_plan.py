@@ -1,5 +1,7 @@
-"""Where Spark plans a read with ``value.format=avro`` / ``key.format=avro``: the reader
-schemas, fetched from the Schema Registry once, and the DataFrame's columns they give.
+"""Where Spark plans a read with ``value.format`` / ``key.format`` (``avro``, ``json-schema``,
+``protobuf``): the reader schemas, fetched from the Schema Registry once, and the
+DataFrame's columns they give. JSON Schema and Protobuf reader schemas become Connect
+schemas through ``registry_formats``; the rest of this docstring tells Avro's way.
 
 - The *reader schema* of the value is the latest version of ``value.subject`` (default:
   TopicNameStrategy's ``<topic>-value``) or the schema ``value.schema.id`` names; the key's
@@ -28,6 +30,7 @@ from typing import Any, Literal
 
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
+from google.protobuf.message import DecodeError
 from pyspark.sql.pandas.types import from_arrow_type
 from pyspark.sql.types import BinaryType, DataType, StringType, StructField, StructType
 
@@ -35,7 +38,8 @@ from connect.api import DataException, Schema
 from connect.api.arrow import arrow_type
 from connect.api.avro import AvroData
 from spark_sink.reader.options import Assign, OptionError, ReaderOptions, Subscribe
-from spark_sink.reader.registry_options import FieldFormat, RegistryOptions
+from spark_sink.reader.registry_formats import connect_schema_of, is_known_file
+from spark_sink.reader.registry_options import FieldFormat, Format, RegistryOptions
 
 Side = Literal["key", "value"]
 
@@ -50,10 +54,14 @@ class FieldPlan:
 
     side: Side
     schema_id: int
-    #: The Avro schema's JSON text, and those of the schemas it references (dependencies first).
+    #: The schema's text (Avro's or JSON Schema's JSON, Protobuf's base64 serialized
+    #: FileDescriptorProto), and those of the schemas it references (dependencies first).
     schema: str
     referenced: tuple[str, ...] = ()
     subject: str | None = None
+    format: Format = "avro"
+    #: JSON Schema: the reference names of ``referenced`` (a ``$ref`` names one).
+    reference_names: tuple[str, ...] = ()
 
     def describe(self) -> str:
         by = f"subject '{self.subject}'" if self.subject else "option '" + self.side + ".schema.id'"
@@ -97,22 +105,31 @@ def _plan_field(
     client: SchemaRegistryClient, reg: RegistryOptions, opts: ReaderOptions, side: Side, fmt: FieldFormat
 ) -> FieldPlan:
     url = reg.client["url"]
+    # Protobuf's reader schema is its serialized descriptor: no .proto parser needed here.
+    serialized = "serialized" if fmt.format == "protobuf" else None
+    names: list[str] = []
     try:
         if fmt.schema_id is not None:
-            schema = client.get_schema(fmt.schema_id)
+            schema = client.get_schema(fmt.schema_id, fmt=serialized)
             schema_id, subject = fmt.schema_id, None
         else:
             subject = fmt.subject or f"{_single_topic(opts, side)}-{side}"
-            registered = client.get_latest_version(subject)
+            registered = client.get_latest_version(subject, fmt=serialized)
             schema, schema_id = registered.schema, int(registered.schema_id or 0)
         kind = schema.schema_type or "AVRO"
-        if kind != "AVRO":
+        if kind != _KINDS[fmt.format]:
             where = f"subject '{subject}'" if subject else f"schema id {schema_id}"
             raise OptionError(
-                f"Option '{side}.format' is avro but {where} holds a {kind} schema in the Schema Registry "
-                f"at {url}"
+                f"Option '{side}.format' is {fmt.format} but {where} holds a {kind} schema in the Schema "
+                f"Registry at {url}"
             )
-        referenced = referenced_schemas(client, schema.references or [])
+        if fmt.format == "json-schema":
+            pairs = named_references(client, schema.references or [])
+            names, referenced = [n for n, _ in pairs], [t for _, t in pairs]
+        elif fmt.format == "protobuf":
+            referenced = referenced_files(client, schema.references or [])
+        else:
+            referenced = referenced_schemas(client, schema.references or [])
     except SchemaRegistryError as exc:
         raise _plan_error(exc, side, fmt, url) from None
     except OptionError:
@@ -122,7 +139,13 @@ def _plan_field(
             f"Cannot read the {side}'s schema from the Schema Registry at {url} (option "
             f"'schema.registry.url'): {type(exc).__name__}: {exc}"
         ) from None
-    return FieldPlan(side, schema_id, str(schema.schema_str), tuple(referenced), subject)
+    return FieldPlan(
+        side, schema_id, str(schema.schema_str), tuple(referenced), subject, fmt.format, tuple(names)
+    )
+
+
+#: The registry's schemaType of each format.
+_KINDS = {"avro": "AVRO", "json-schema": "JSON", "protobuf": "PROTOBUF"}
 
 
 def _plan_error(exc: SchemaRegistryError, side: Side, fmt: FieldFormat, url: str) -> Exception:
@@ -177,6 +200,40 @@ def referenced_schemas(
     return out
 
 
+def named_references(
+    client: SchemaRegistryClient, refs: Sequence[Any], seen: set[str] | None = None
+) -> list[tuple[str, str]]:
+    """JSON Schema: (reference name, text) of referenced schemas and those they reference."""
+    seen = set() if seen is None else seen
+    out: list[tuple[str, str]] = []
+    for ref in refs:
+        if str(ref.name) in seen:
+            continue
+        seen.add(str(ref.name))
+        registered = client.get_version(ref.subject, ref.version)
+        out.extend(named_references(client, registered.schema.references or [], seen))
+        out.append((str(ref.name), str(registered.schema.schema_str)))
+    return out
+
+
+def referenced_files(
+    client: SchemaRegistryClient, refs: Sequence[Any], seen: set[str] | None = None
+) -> list[str]:
+    """Protobuf: the serialized (base64) files a schema imports, each after those it imports;
+    the files every pool has built in are not fetched."""
+    seen = set() if seen is None else seen
+    out: list[str] = []
+    for ref in refs:
+        name = str(ref.name)
+        if name in seen or is_known_file(name):
+            continue
+        seen.add(name)
+        registered = client.get_version(ref.subject, ref.version, fmt="serialized")
+        out.extend(referenced_files(client, registered.schema.references or [], seen))
+        out.append(str(registered.schema.schema_str))
+    return out
+
+
 # ---------------------------------------------------------------------------------------
 # Types: Avro -> Connect (AvroData) -> Arrow (the sink's mapping) -> Spark.
 
@@ -194,6 +251,8 @@ def _nodes(schema: str, referenced: Sequence[str]) -> tuple[Any, dict[str, Any]]
 
 
 def connect_schema(field: FieldPlan) -> Schema:
+    if field.format != "avro":
+        return connect_schema_of(field.format, field.schema, field.reference_names, field.referenced)
     node, named = _nodes(field.schema, field.referenced)
     return AvroData().to_connect_schema(node, named)
 
@@ -201,7 +260,7 @@ def connect_schema(field: FieldPlan) -> Schema:
 def _spark_type(field: FieldPlan) -> DataType:
     try:
         arrow = arrow_type(connect_schema(field))
-    except (DataException, ValueError, KeyError) as exc:
+    except (DataException, ValueError, KeyError, TypeError, DecodeError) as exc:
         raise OptionError(
             f"The {field.side}'s {field.describe()} has no Spark type (option '{field.side}.format'): {exc}"
         ) from None

@@ -1,4 +1,5 @@
-"""Schema Registry-framed Avro keys and values decoded into Arrow, in Spark's executors.
+"""Schema Registry-framed Avro keys and values decoded into Arrow, in Spark's executors
+(JSON Schema and Protobuf: ``registry_decoders``); and the batches of decoded records.
 
 Confluent's wire format is a magic byte 0, a 4-byte big-endian schema id, then Avro binary.
 Each key or value is read with the *writer schema* its id names, through Avro schema
@@ -24,7 +25,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Union
 
 import fastavro
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
@@ -36,6 +37,8 @@ from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema, to_arrow_
 from connect.api import DataException, Date, Decimal, Schema, Time, Timestamp, Type
 from connect.api.arrow import arrow_type
 from connect.api.avro import UNION
+from spark_sink.reader.registry_decoders import JsonSchemaDecoder, ProtobufDecoder
+from spark_sink.reader.registry_formats import HEADER_SIZE, MAGIC_BYTE, framing_problem
 from spark_sink.reader.registry_plan import (
     DecodePlan,
     FieldPlan,
@@ -45,8 +48,6 @@ from spark_sink.reader.registry_plan import (
     spark_schema,
 )
 
-MAGIC_BYTE = 0
-HEADER_SIZE = 5
 Converter = Callable[[Any], Any]
 
 #: fastavro reads every logical type as its base value (building a Decimal or a datetime
@@ -57,6 +58,10 @@ Converter = Callable[[Any], Any]
 #: Parsed writer schemas by (registry url, id), shared by the tasks a Python worker runs.
 _WRITERS: dict[tuple[str, int], Any] = {}
 _MAX_CACHED = 1000
+
+
+#: What decodes one side (key or value) of records, by format.
+FieldDecoder = Union["_FieldDecoder", JsonSchemaDecoder, ProtobufDecoder]
 
 
 class MalformedRecordError(RuntimeError):
@@ -290,7 +295,7 @@ class _FieldDecoder:
                 append(None)
                 continue
             if len(data) < HEADER_SIZE or data[0] != MAGIC_BYTE:
-                errors[i] = _framing_problem(data)
+                errors[i] = framing_problem(data)
                 append(None)
                 continue
             schema_id = int.from_bytes(data[1:HEADER_SIZE], "big")
@@ -336,14 +341,6 @@ class _FieldDecoder:
             column = decimal_columns(column, self.type)
         # Ints to dates/times/timestamps: a view, then Spark's units (microseconds, nanoseconds).
         return column.cast(self.view).cast(self.type)
-
-
-def _framing_problem(data: bytes) -> str:
-    if not data:
-        return "not Schema Registry framing: empty"
-    if data[0] != MAGIC_BYTE:
-        return f"not Schema Registry framing: unknown magic byte {hex(data[0])}"
-    return f"not Schema Registry framing: {len(data)} bytes, fewer than the 5 of magic byte and schema id"
 
 
 def _has_decimal(typ: pa.DataType) -> bool:
@@ -412,9 +409,18 @@ class RecordDecoder:
     def __init__(self, plan: DecodePlan) -> None:
         self.plan = plan
         self._registry: SchemaRegistryClient | None = None
-        self.key = _FieldDecoder(plan.key, plan.url, self._client) if plan.key else None
-        self.value = _FieldDecoder(plan.value, plan.url, self._client) if plan.value else None
+        self.key = self._decoder(plan.key)
+        self.value = self._decoder(plan.value)
         self.schema = to_arrow_schema(spark_schema(plan), timezone="UTC")
+
+    def _decoder(self, field: FieldPlan | None) -> FieldDecoder | None:
+        if field is None:
+            return None
+        if field.format == "json-schema":
+            return JsonSchemaDecoder(field, self.plan.url, self._client)
+        if field.format == "protobuf":
+            return ProtobufDecoder(field, self.plan.url, self._client)
+        return _FieldDecoder(field, self.plan.url, self._client)
 
     def _client(self) -> SchemaRegistryClient:
         if self._registry is None:
@@ -458,7 +464,7 @@ class RecordDecoder:
             columns.append(_corrupt_column(raw_key, raw_value, errors, batch))
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)
 
-    def _side(self, decoder: _FieldDecoder | None, raw: pa.Array, errors: dict[int, str]) -> pa.Array:
+    def _side(self, decoder: FieldDecoder | None, raw: pa.Array, errors: dict[int, str]) -> pa.Array:
         if decoder is None:
             return raw
         column, bad = decoder.decode(raw.to_pylist())
