@@ -281,7 +281,7 @@ def parse_options(options: Mapping[str, str], mode: Mode | None) -> ReaderOption
                 kind = "ending offset" if name == _ENDING_OFFSETS else "ending timestamp"
                 raise OptionError(f"Option '{name}': {kind} not valid in streaming queries")
 
-    no_match = _choice(opts, _NO_MATCH_STRATEGY, ("error", "latest"), "error")
+    no_match = choice(opts, _NO_MATCH_STRATEGY, ("error", "latest"), "error")
     default_start: OffsetLimit = LatestOffsets() if mode == "stream" else EarliestOffsets()
     starting = _offset_limit(
         opts, _STARTING_TIMESTAMP, _STARTING_BY_TIMESTAMP, _STARTING_OFFSETS, default_start
@@ -299,7 +299,7 @@ def parse_options(options: Mapping[str, str], mode: Mode | None) -> ReaderOption
         )
     delay = opts.get(_MAX_TRIGGER_DELAY.lower())
     retries = _positive_int(opts, _FETCH_RETRIES)
-    interval = _non_negative_int(opts, _FETCH_RETRY_INTERVAL)
+    interval = non_negative_int(opts, _FETCH_RETRY_INTERVAL)
     poll = _positive_int(opts, _POLL_TIMEOUT)
     prefix = opts.get(_GROUP_ID_PREFIX.lower())
     default_prefix = "spark-kafka-source" if mode == "stream" else "spark-kafka-relation"
@@ -596,7 +596,7 @@ def _boolean(opts: Mapping[str, str], name: str, default: bool) -> bool:
     return word == "true"
 
 
-def _choice(opts: Mapping[str, str], name: str, choices: tuple[str, ...], default: str) -> str:
+def choice(opts: Mapping[str, str], name: str, choices: tuple[str, ...], default: str) -> str:
     raw = opts.get(name.lower())
     if raw is None:
         return default
@@ -620,7 +620,7 @@ def _positive_int(opts: Mapping[str, str], name: str) -> int | None:
     return _int(opts, name, 1, "a positive integer")
 
 
-def _non_negative_int(opts: Mapping[str, str], name: str) -> int | None:
+def non_negative_int(opts: Mapping[str, str], name: str) -> int | None:
     return _int(opts, name, 0, "an integer >= 0")
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from spark_sink.reader.options import REGISTRY_OPTIONS, OptionError, _choice, _non_negative_int
+from spark_sink.reader.options import REGISTRY_OPTIONS, OptionError, choice, non_negative_int
 
 # Decoding Schema Registry-framed records: the names of Confluent's serde settings, and
 # from_avro's ``mode``.
@@ -84,7 +84,7 @@ def _field_format(opts: Mapping[str, str], side: str) -> FieldFormat | None:
     )
     raw = opts.get(fmt_name)
     subject = opts.get(subject_name)
-    schema_id = _non_negative_int(opts, id_name)
+    schema_id = non_negative_int(opts, id_name)
     if raw is None:
         given = [n for n in (subject_name, id_name) if n in opts]
         if given:
@@ -124,7 +124,7 @@ def parse_registry_options(opts: Mapping[str, str]) -> RegistryOptions | None:
     for option, setting in REGISTRY_CLIENT_OPTIONS.items():
         if option in opts:
             client[setting] = opts[option]
-    source = _choice(opts, _CREDENTIALS_SOURCE, ("user_info", "url", "sasl_inherit"), "user_info")
+    source = choice(opts, _CREDENTIALS_SOURCE, ("user_info", "url", "sasl_inherit"), "user_info")
     if source == "sasl_inherit":
         raise OptionError(
             f"Option '{_CREDENTIALS_SOURCE}': SASL_INHERIT is not supported; use USER_INFO with "
@@ -146,8 +146,8 @@ def parse_registry_options(opts: Mapping[str, str]) -> RegistryOptions | None:
             f"Option '{_PARSE_MODE}': DROPMALFORMED is not supported; acceptable modes are PERMISSIVE "
             "and FAILFAST"
         )
-    mode = _choice(opts, _PARSE_MODE, ("failfast", "permissive"), "failfast")
-    columns = _choice(opts, _VALUE_COLUMNS, ("fields", "struct"), "fields")
+    mode = choice(opts, _PARSE_MODE, ("failfast", "permissive"), "failfast")
+    columns = choice(opts, _VALUE_COLUMNS, ("fields", "struct"), "fields")
     corrupt = (opts.get(_CORRUPT_COLUMN.lower()) or "_corrupt_record").strip()
     if not corrupt:
         raise OptionError(f"Option '{_CORRUPT_COLUMN}' is empty")
