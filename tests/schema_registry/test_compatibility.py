@@ -82,5 +82,5 @@ def test_unparsable_schemas_say_why() -> None:
         parse("AVRO", "{nope")
     with pytest.raises(SchemaProblem, match="not a valid Avro schema"):
         parse("AVRO", '{"type": "record", "name": "r", "fields": [{"name": "a", "type": "nope"}]}')
-    with pytest.raises(SchemaProblem, match="registers AVRO"):
-        parse("PROTOBUF", "syntax = 'proto3';")
+    with pytest.raises(SchemaProblem, match="registers AVRO, JSON, PROTOBUF"):
+        parse("XML", "<schema/>")
