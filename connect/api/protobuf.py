@@ -51,7 +51,14 @@ from google.protobuf.message_factory import GetMessageClass
 from connect.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 from connect.api.errors import DataException
 from connect.api.protobuf_files import BUILTIN_FILES, is_builtin, new_pool
-from connect.api.protobuf_framing import decode_indexes, encode_indexes, indexes_of, message_at
+from connect.api.protobuf_framing import (
+    decode_indexes,
+    encode_indexes,
+    indexes_of,
+    message_at,
+    read_uvarint,
+    uvarint,
+)
 
 __all__ = [
     "BUILTIN_FILES",
@@ -153,33 +160,21 @@ def _meta_bytes(params: Mapping[str, str]) -> bytes:
     return bytes(out)
 
 
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
 def _len_field(number: int, payload: bytes) -> bytes:
-    return _uvarint(number << 3 | 2) + _uvarint(len(payload)) + payload
+    return uvarint(number << 3 | 2) + uvarint(len(payload)) + payload
 
 
 def _fields(data: bytes) -> Iterator[tuple[int, int, Any]]:
     """(number, wire type, value) of a serialized message, length-delimited values as bytes."""
     pos = 0
     while pos < len(data):
-        key, pos = _read_uvarint(data, pos)
+        key, pos = read_uvarint(data, pos)
         number, wire = key >> 3, key & 7
         value: Any
         if wire == 0:
-            value, pos = _read_uvarint(data, pos)
+            value, pos = read_uvarint(data, pos)
         elif wire == 2:
-            length, pos = _read_uvarint(data, pos)
+            length, pos = read_uvarint(data, pos)
             value, pos = data[pos : pos + length], pos + length
         elif wire == 1:
             value, pos = data[pos : pos + 8], pos + 8
@@ -188,18 +183,6 @@ def _fields(data: bytes) -> Iterator[tuple[int, int, Any]]:
         else:
             return
         yield number, wire, value
-
-
-def _read_uvarint(data: bytes, pos: int) -> tuple[int, int]:
-    shift = n = 0
-    while pos < len(data):
-        byte = data[pos]
-        pos += 1
-        n |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return n, pos
-        shift += 7
-    raise ValueError("truncated varint")
 
 
 def _meta_params(field_descriptor: FieldDescriptor) -> dict[str, str]:

@@ -9,12 +9,11 @@ from typing import Any
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor
 
-__all__ = ["decode_indexes", "encode_indexes", "indexes_of", "message_at"]
+__all__ = ["decode_indexes", "encode_indexes", "indexes_of", "message_at", "read_uvarint", "uvarint"]
 
 
-def _zigzag_varint(value: int) -> bytes:
-    n = (value << 1) ^ (value >> 63)
-    n &= (1 << 64) - 1
+def uvarint(n: int) -> bytes:
+    """``n`` (non-negative) as a protobuf base-128 varint."""
     out = bytearray()
     while True:
         byte = n & 0x7F
@@ -26,6 +25,27 @@ def _zigzag_varint(value: int) -> bytes:
             return bytes(out)
 
 
+def read_uvarint(data: bytes, pos: int) -> tuple[int, int]:
+    """The varint at ``data[pos]`` and the position after it (ValueError when it is cut
+    short or longer than the 10 bytes a 64-bit value takes)."""
+    shift = n = 0
+    while True:
+        if pos >= len(data):
+            raise ValueError("the data ends before its varint does")
+        byte = data[pos]
+        pos += 1
+        n |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return n, pos
+        shift += 7
+        if shift > 63:
+            raise ValueError("a varint is longer than 10 bytes")
+
+
+def _zigzag_varint(value: int) -> bytes:
+    return uvarint(((value << 1) ^ (value >> 63)) & ((1 << 64) - 1))
+
+
 def encode_indexes(indexes: list[int]) -> bytes:
     """The message indexes as Confluent writes them: ``[0]`` (the file's first message) is
     the single byte 0; otherwise a zigzag-varint count then each index, zigzag-varint."""
@@ -35,19 +55,10 @@ def encode_indexes(indexes: list[int]) -> bytes:
 
 
 def _read_zigzag(data: bytes, pos: int) -> tuple[int, int]:
-    shift = 0
-    n = 0
-    while True:
-        if pos >= len(data):
-            raise ValueError("the message indexes end before their varint does")
-        byte = data[pos]
-        pos += 1
-        n |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            break
-        shift += 7
-        if shift > 63:
-            raise ValueError("a message index varint is longer than 10 bytes")
+    try:
+        n, pos = read_uvarint(data, pos)
+    except ValueError as exc:
+        raise ValueError(f"a message index: {exc}") from None
     return (n >> 1) ^ -(n & 1), pos
 
 
