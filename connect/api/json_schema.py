@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import decimal
 import math
 from collections.abc import Mapping
@@ -372,18 +373,7 @@ class JsonSchemaData:
 
 def _required(schema: Schema) -> Schema:
     """The schema as required (Confluent's ``nonOptional``)."""
-    return Schema(
-        schema.type,
-        optional=False,
-        default_value=schema.default_value,
-        name=schema.name,
-        version=schema.version,
-        doc=schema.doc,
-        parameters=schema.parameters,
-        key_schema=schema.key_schema,
-        value_schema=schema.value_schema,
-        fields=schema.fields,
-    )
+    return dataclasses.replace(schema, optional=False)
 
 
 def _checked(value: Any, kind: Any, schema: Schema) -> Any:

@@ -19,6 +19,7 @@ are written).
 from __future__ import annotations
 
 import base64
+import dataclasses
 import threading
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -215,16 +216,7 @@ class ProtobufConverter(RegistryConverter):
         connect = self.data.to_connect_schema(descriptor)
         version = self.registry_version(topic, schema_id, name)
         if version is not None and connect.version is None:
-            connect = Schema(
-                connect.type,
-                connect.optional,
-                connect.default_value,
-                connect.name,
-                version,
-                connect.doc,
-                connect.parameters,
-                fields=connect.fields,
-            )
+            connect = dataclasses.replace(connect, version=version)
         entry = (GetMessageClass(descriptor), connect)
         with self._cache_lock:
             self._readers[key] = entry
