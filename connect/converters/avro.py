@@ -186,8 +186,7 @@ class AvroConverter(RegistryConverter):
             datum = fastavro.schemaless_reader(io.BytesIO(data[HEADER.size :]), parsed, None)
             value = self.data.to_connect_value(connect, datum)
         except (ValueError, TypeError, EOFError, IndexError, KeyError, UnicodeDecodeError) as exc:
-            raise DataException(
-                "Converting byte[] to Kafka Connect data failed due to serialization error of topic "
-                f"{topic}: the Avro payload does not match schema {schema_id}: {exc}"
+            raise self.read_error(
+                topic, f"the Avro payload does not match schema {schema_id}: {exc}"
             ) from None
         return SchemaAndValue(connect, value)

@@ -41,7 +41,6 @@ from connect.converters.registry_converter import HEADER, MAGIC, RegistryConvert
 __all__ = ["JsonSchemaConverter"]
 
 _TO_BYTES = "Converting Kafka Connect data to byte[] failed due to serialization error of topic"
-_FROM_BYTES = "Converting byte[] to Kafka Connect data failed due to serialization error of topic"
 
 
 def _exact_number(value: Any) -> Any:
@@ -195,11 +194,10 @@ class JsonSchemaConverter(RegistryConverter):
         except ConnectException as exc:
             if not isinstance(exc, DataException):
                 raise  # the registry unreachable: not the record's fault
-            raise DataException(f"{_FROM_BYTES} {topic}: schema {schema_id}: {exc}") from None
+            raise self.read_error(topic, f"schema {schema_id}: {exc}") from None
         except (ValueError, KeyError, TypeError, jsonschema.exceptions.SchemaError) as exc:
-            raise DataException(
-                f"{_FROM_BYTES} {topic}: schema {schema_id} from the registry is not a usable JSON "
-                f"Schema: {exc}"
+            raise self.read_error(
+                topic, f"schema {schema_id} from the registry is not a usable JSON Schema: {exc}"
             ) from None
         entry = (connect, _has_decimal(connect), validator)
         with self._lock:
@@ -219,9 +217,7 @@ class JsonSchemaConverter(RegistryConverter):
                 except orjson.JSONDecodeError:
                     doc = json.loads(payload)  # what orjson refuses and JSON allows (integers past 64 bits)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise DataException(
-                f"{_FROM_BYTES} {topic}: the payload of schema {schema_id} is not JSON: {exc}"
-            ) from None
+            raise self.read_error(topic, f"the payload of schema {schema_id} is not JSON: {exc}") from None
         try:
             if validator is not None:
                 problem = _problem(validator, doc)
@@ -229,7 +225,7 @@ class JsonSchemaConverter(RegistryConverter):
                     raise DataException(f"the document does not match schema {schema_id}: {problem}")
             value = self.data.to_connect_value(connect, doc)
         except DataException as exc:
-            raise DataException(f"{_FROM_BYTES} {topic}: {exc}") from None
+            raise self.read_error(topic, str(exc)) from None
         return SchemaAndValue(connect, value)
 
     def to_connect_data(

@@ -209,9 +209,8 @@ class ProtobufConverter(RegistryConverter):
             name = message_at(file, indexes)
             descriptor = pool.FindMessageTypeByName(name)  # type: ignore[no-untyped-call]
         except (ValueError, KeyError) as exc:
-            raise DataException(
-                "Converting byte[] to Kafka Connect data failed due to serialization error of topic "
-                f"{topic}: the message indexes {indexes} name no message of schema {schema_id}: {exc}"
+            raise self.read_error(
+                topic, f"the message indexes {indexes} name no message of schema {schema_id}: {exc}"
             ) from None
         connect = self.data.to_connect_schema(descriptor)
         version = self.registry_version(topic, schema_id, name)
@@ -231,17 +230,11 @@ class ProtobufConverter(RegistryConverter):
         try:
             indexes, start = decode_indexes(data, HEADER.size)
         except ValueError as exc:
-            raise DataException(
-                "Converting byte[] to Kafka Connect data failed due to serialization error of topic "
-                f"{topic}: bad message indexes: {exc}"
-            ) from None
+            raise self.read_error(topic, f"bad message indexes: {exc}") from None
         message_class, connect = self._reader(schema_id, indexes, topic)
         try:
             message = ProtobufData.parse(message_class, data[start:])
             value = self.data.to_connect_value(connect, message)
         except DataException as exc:
-            raise DataException(
-                "Converting byte[] to Kafka Connect data failed due to serialization error of topic "
-                f"{topic}: {exc}"
-            ) from None
+            raise self.read_error(topic, str(exc)) from None
         return SchemaAndValue(connect, value)

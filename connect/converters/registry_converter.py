@@ -141,13 +141,21 @@ class RegistryConverter(Converter):
         type has a reader/writer check overrides this. By default nothing is checked."""
         return []
 
+    @staticmethod
+    def read_error(topic: str, reason: str) -> DataException:
+        """A record of ``topic`` that does not read, in the words of Kafka's converters."""
+        return DataException(
+            "Converting byte[] to Kafka Connect data failed due to serialization error of topic "
+            f"{topic}: {reason}"
+        )
+
     def unframe(self, topic: str, data: bytes) -> int:
         """The schema id ``data`` carries (its payload starts at ``HEADER.size``)."""
         if len(data) < HEADER.size or data[0] != MAGIC:
-            raise DataException(
-                "Converting byte[] to Kafka Connect data failed due to serialization error of topic "
-                f"{topic}: Unknown magic byte! (the {self.part} does not start with 0 and a "
-                "4-byte schema id: not written by a Schema Registry serializer)"
+            raise self.read_error(
+                topic,
+                f"Unknown magic byte! (the {self.part} does not start with 0 and a "
+                "4-byte schema id: not written by a Schema Registry serializer)",
             )
         schema_id: int = HEADER.unpack_from(data)[1]
         return schema_id
