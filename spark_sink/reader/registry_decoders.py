@@ -28,7 +28,6 @@ from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 from confluent_kafka.schema_registry import SchemaRegistryClient
-from confluent_kafka.schema_registry.error import SchemaRegistryError
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor_pool import DescriptorPool
 from google.protobuf.message import DecodeError, Message
@@ -46,7 +45,7 @@ from spark_sink.reader.registry_formats import (
     framing_problem,
     protobuf_files,
 )
-from spark_sink.reader.registry_plan import FieldPlan, connect_schema, referenced_files
+from spark_sink.reader.registry_plan import FieldPlan, connect_schema, fetch_writer, referenced_files
 
 _ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError)
 #: Writer files by (registry url, id), shared by the tasks a Python worker runs.
@@ -153,24 +152,19 @@ class ProtobufDecoder(_Decoder):
         cached = _FILES.get((self.url, schema_id))
         if cached is not None:
             return cached
-        client = self._client()
-        try:
-            found = client.get_schema(schema_id, fmt="serialized")
-            kind = found.schema_type or "AVRO"
-            referenced = referenced_files(client, found.references or []) if kind == "PROTOBUF" else []
-        except SchemaRegistryError as exc:
-            if exc.http_status_code != 404:
-                # The registry failing is not the record's fault: the read fails, whatever the mode.
-                raise RuntimeError(
-                    f"The Schema Registry at {self.url} failed to give schema id {schema_id}: {exc}"
-                ) from None
-            entry: _File | str = f"schema id {schema_id} is unknown to the Schema Registry at {self.url}"
-        except Exception as exc:  # the client's HTTP errors (connection refused, TLS, timeouts)
-            raise RuntimeError(
-                f"Cannot read schema id {schema_id} from the Schema Registry at {self.url}: "
-                f"{type(exc).__name__}: {exc}"
-            ) from None
+
+        def files(client: SchemaRegistryClient, schema: Any) -> list[str]:
+            if (schema.schema_type or "AVRO") != "PROTOBUF":
+                return []
+            return referenced_files(client, schema.references or [])
+
+        fetched = fetch_writer(self._client(), self.url, schema_id, files, fmt="serialized")
+        entry: _File | str
+        if isinstance(fetched, str):
+            entry = fetched
         else:
+            found, referenced = fetched
+            kind = found.schema_type or "AVRO"
             if kind != "PROTOBUF":
                 entry = f"schema id {schema_id} is a {kind} schema, not Protobuf"
             else:

@@ -24,7 +24,7 @@ The plan holds only texts, so Spark can pickle it to its executors.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -232,6 +232,32 @@ def referenced_files(
         out.extend(referenced_files(client, registered.schema.references or [], seen))
         out.append(str(registered.schema.schema_str))
     return out
+
+
+def fetch_writer(
+    client: SchemaRegistryClient,
+    url: str,
+    schema_id: int,
+    references: Callable[[SchemaRegistryClient, Any], list[str]],
+    fmt: str | None = None,
+) -> tuple[Any, list[str]] | str:
+    """A writer id's schema (``fmt``: the registry's format) and what ``references`` fetches
+    for it, or, when the registry does not know the id, why not (the record's fault). The
+    registry failing or unreachable is not the record's fault: a RuntimeError fails the read."""
+    try:
+        schema = client.get_schema(schema_id, fmt=fmt)
+        return schema, references(client, schema)
+    except SchemaRegistryError as exc:
+        if exc.http_status_code != 404:
+            raise RuntimeError(
+                f"The Schema Registry at {url} failed to give schema id {schema_id}: {exc}"
+            ) from None
+        return f"schema id {schema_id} is unknown to the Schema Registry at {url}"
+    except Exception as exc:  # the client's HTTP errors (connection refused, TLS, timeouts)
+        raise RuntimeError(
+            f"Cannot read schema id {schema_id} from the Schema Registry at {url}: "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
 
 
 # ---------------------------------------------------------------------------------------

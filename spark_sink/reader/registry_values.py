@@ -31,7 +31,6 @@ import fastavro
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 from confluent_kafka.schema_registry import SchemaRegistryClient
-from confluent_kafka.schema_registry.error import SchemaRegistryError
 from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema, to_arrow_type
 
 from connect.api import DataException, Date, Decimal, Schema, Time, Timestamp, Type
@@ -43,6 +42,7 @@ from spark_sink.reader.registry_plan import (
     DecodePlan,
     FieldPlan,
     connect_schema,
+    fetch_writer,
     referenced_schemas,
     registry_client,
     spark_schema,
@@ -250,25 +250,16 @@ class _FieldDecoder:
             return cached
         if schema_id in self._unknown:
             return self._unknown[schema_id]
-        client = self._client()
-        try:
-            schema = client.get_schema(schema_id)
-            references = referenced_schemas(client, schema.references or [])
-        except SchemaRegistryError as exc:
-            if exc.http_status_code != 404:
-                # The registry failing is not the record's fault: the read fails, whatever the mode.
-                raise RuntimeError(
-                    f"The Schema Registry at {self.url} failed to give schema id {schema_id}: {exc}"
-                ) from None
-            self._unknown[schema_id] = (
-                f"schema id {schema_id} is unknown to the Schema Registry at {self.url}"
-            )
-            return self._unknown[schema_id]
-        except Exception as exc:  # the client's HTTP errors (connection refused, TLS, timeouts)
-            raise RuntimeError(
-                f"Cannot read schema id {schema_id} from the Schema Registry at {self.url}: "
-                f"{type(exc).__name__}: {exc}"
-            ) from None
+        fetched = fetch_writer(
+            self._client(),
+            self.url,
+            schema_id,
+            lambda c, found: referenced_schemas(c, found.references or []),
+        )
+        if isinstance(fetched, str):
+            self._unknown[schema_id] = fetched
+            return fetched
+        schema, references = fetched
         try:
             kind = schema.schema_type or "AVRO"
             if kind != "AVRO":
