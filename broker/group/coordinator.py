@@ -28,7 +28,9 @@ FENCED_INSTANCE_ID) without a rebalance when nothing changed.
 Committed offsets and group metadata are written to the compacted
 ``__consumer_offsets`` topic in Kafka's formats before they are acknowledged, and
 read back on start, so groups survive restarts (``broker.group.offsets_log``); the
-groups' data is ``broker.group.model``.
+groups' data is ``broker.group.model``. Offsets committed inside a transaction
+(TxnOffsetCommit) stay pending until the transaction coordinator reports its end
+(``broker.group.txn_offsets``).
 """
 
 from __future__ import annotations
@@ -51,8 +53,9 @@ from broker.group.offsets_log import (
     offset_record,
     offset_tombstone,
 )
+from broker.group.txn_offsets import PendingTxnOffsets, TopicPartition, apply_committed, check_txn_commit
 from broker.logs import LogManager
-from broker.storage.log import StorageError
+from broker.storage.log import ProducerFenced, StorageError
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +71,7 @@ class GroupCoordinator:
         self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
         self.groups: dict[str, Group] = {}
         self.offsets_log = OffsetsLog(config, logs, self._clock_ms)
+        self.txn_offsets = PendingTxnOffsets()
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
@@ -81,16 +85,19 @@ class GroupCoordinator:
     def ensure_offsets_topic(self) -> None:
         self.offsets_log.ensure_topic()
 
-    def _write(self, group_id: str, items: list[Record]) -> None:
-        self.offsets_log.write(group_id, items)
+    def _write(self, group_id: str, items: list[Record]) -> int:
+        return self.offsets_log.write(group_id, items)
 
     def _persist_group(self, group: Group) -> None:
         self.offsets_log.persist_group(group)
 
     def load(self) -> None:
         """Rebuild groups and committed offsets from ``__consumer_offsets``."""
-        loaded, offsets = self.offsets_log.read()
-        for gid in set(loaded) | set(offsets):
+        stored = self.offsets_log.read()
+        loaded, offsets = stored.groups, stored.offsets
+        self.txn_offsets = stored.pending
+        pending_groups = {gid for _pid, gid, _offsets in stored.pending.items()}
+        for gid in set(loaded) | set(offsets) | pending_groups:
             value = loaded.get(gid)
             group = Group(gid)
             group.offsets = offsets.get(gid, {})
@@ -122,9 +129,14 @@ class GroupCoordinator:
                     group.state = State.STABLE
                     for member in group.members.values():
                         self._schedule_session(group, member)
-            if group.members or group.offsets or group.protocol_type:
+            if group.members or group.offsets or group.protocol_type or gid in pending_groups:
                 self.groups[gid] = group
-        log.info("loaded %d groups from %s", len(self.groups), OFFSETS_TOPIC)
+        log.info(
+            "loaded %d groups from %s (%d producers with transactional offsets pending)",
+            len(self.groups),
+            OFFSETS_TOPIC,
+            len(self.txn_offsets.producers()),
+        )
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -738,13 +750,14 @@ class GroupCoordinator:
             accepted.append(((topic, partition), entry))
             errors.append(ErrorCode.none)
         try:
-            self._write(group_id, to_write)
+            first = self._write(group_id, to_write)
         except StorageError as exc:
             log.error("cannot store offsets of group %s: %s", group_id, exc)
             return ErrorCode.none, [
                 ErrorCode.coordinator_not_available if e == ErrorCode.none else e for e in errors
             ]
-        for tp, entry in accepted:
+        for i, (tp, entry) in enumerate(accepted):
+            entry.record_offset = first + i
             group.offsets[tp] = entry
         return ErrorCode.none, errors
 
@@ -757,8 +770,94 @@ class GroupCoordinator:
             return dict(stored)
         return {tp: stored.get(tp) for tp in partitions}
 
+    # -- transactional offsets (broker.group.txn_offsets) ------------------------------
+
+    def offsets_partition(self, group_id: str) -> int:
+        """The ``__consumer_offsets`` partition of ``group_id`` (AddOffsetsToTxn adds it)."""
+        return self.offsets_log.partition_for(group_id)
+
+    def commit_txn_offsets(
+        self,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        generation: int,
+        member_id: str,
+        instance_id: str | None,
+        offsets: Sequence[tuple[str, int, int, int, str | None]],
+    ) -> tuple[ErrorCode, list[ErrorCode]]:
+        """TxnOffsetCommit: write (topic, partition, offset, epoch, metadata) tuples into the
+        producer's transaction; they stay invisible until ``complete_transaction``.
+
+        Returns a request-level error (then nothing was written) and one error per offset.
+        """
+        if not group_id:
+            return ErrorCode.invalid_group_id, []
+        group = self.groups.get(group_id) or Group(group_id)  # Kafka creates an Empty group
+        error = check_txn_commit(group, generation, member_id, instance_id)
+        if error != ErrorCode.none:
+            log.info(
+                "group %s: refused transactional offsets of producer %d (generation %d, member %r): %s",
+                group_id,
+                producer_id,
+                generation,
+                member_id,
+                error.name,
+            )
+            return error, []
+        now = self._clock_ms()
+        errors: list[ErrorCode] = []
+        to_write: list[Record] = []
+        accepted: list[tuple[TopicPartition, OffsetEntry]] = []
+        for topic, partition, offset, epoch, metadata in offsets:
+            meta = metadata or ""
+            if len(meta.encode()) > self.config.offset_metadata_max_bytes:
+                errors.append(ErrorCode.offset_metadata_too_large)
+                continue
+            entry = OffsetEntry(offset, epoch, meta, now)
+            to_write.append(offset_record(group_id, topic, partition, entry))
+            accepted.append(((topic, partition), entry))
+            errors.append(ErrorCode.none)
+        if not to_write:
+            return ErrorCode.none, errors
+        try:
+            first = self.offsets_log.write_transactional(group_id, to_write, producer_id, producer_epoch)
+        except ProducerFenced as exc:
+            log.info("group %s: transactional offsets refused: %s", group_id, exc)
+            return ErrorCode.invalid_producer_epoch, []
+        except StorageError as exc:
+            # Kafka answers a failed append to the offsets log with NOT_COORDINATOR: retry elsewhere.
+            log.error("cannot store transactional offsets of group %s: %s", group_id, exc)
+            return ErrorCode.not_coordinator, []
+        for i, (_tp, entry) in enumerate(accepted):
+            entry.record_offset = first + i
+        self.groups.setdefault(group_id, group)
+        self.txn_offsets.stage(producer_id, group_id, accepted)
+        return ErrorCode.none, errors
+
+    def complete_transaction(self, producer_id: int, producer_epoch: int, committed: bool) -> None:
+        """The transaction coordinator wrote the producer's COMMIT/ABORT marker into every
+        ``__consumer_offsets`` partition of its transaction: apply or drop its offsets.
+
+        The epoch is not compared: a transaction fenced by an epoch bump ends with a marker
+        of the new epoch, and it still ends the offsets written under the old one."""
+        for group_id, offsets in self.txn_offsets.complete(producer_id).items():
+            group = self.groups.get(group_id)
+            if group is None or group.state == State.DEAD:
+                continue
+            if committed:
+                applied = apply_committed(group.offsets, offsets.items())
+                log.debug("group %s: producer %d committed offsets of %s", group_id, producer_id, applied)
+            else:
+                log.debug("group %s: producer %d aborted offsets of %s", group_id, producer_id, list(offsets))
+
+    def has_pending_txn_offset(self, group_id: str, tp: TopicPartition) -> bool:
+        """An open transaction holds an offset for ``tp`` (OffsetFetch's UNSTABLE_OFFSET_COMMIT)."""
+        return self.txn_offsets.is_pending(group_id, tp)
+
     def forget_topic(self, topic: str) -> None:
         """Drop committed offsets of a deleted topic (Kafka does the same)."""
+        self.txn_offsets.forget_topic(topic)
         for group in self.groups.values():
             gone = [tp for tp in group.offsets if tp[0] == topic]
             if not gone:
@@ -790,7 +889,11 @@ class GroupCoordinator:
                 continue
             expired += len(group.offsets)
             group.offsets.clear()
-            if group.generation == 0 and not group.members:
+            if (
+                group.generation == 0
+                and not group.members
+                and not self.txn_offsets.has_pending(group.group_id)
+            ):
                 del self.groups[group.group_id]
         return expired
 
@@ -815,6 +918,7 @@ class GroupCoordinator:
             handle.cancel()
         group.state = State.DEAD
         del self.groups[group_id]
+        self.txn_offsets.forget_group(group_id)
         return ErrorCode.none
 
     def shutdown(self) -> None:

@@ -73,6 +73,9 @@ class OffsetEntry:
     leader_epoch: int
     metadata: str
     commit_timestamp: int
+    # Where its record lies in ``__consumer_offsets``: of two commits of a partition, the one
+    # written later is current (decides whether a committed transaction's offset applies).
+    record_offset: int = -1
 
 
 @dataclass(slots=True)

@@ -7,21 +7,38 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Final
 
 from broker.config import BrokerConfig
 from broker.group import records as rec
 from broker.group.model import Group, OffsetEntry
+from broker.group.txn_offsets import PendingTxnOffsets, apply_committed
 from broker.logs import LogManager
-from broker.storage.batch import validate_produced
+from broker.storage.batch import TRANSACTIONAL, BatchHeader, validate_produced
 from broker.storage.log import PartitionLog, StorageError
-from broker.storage.records import parse_records, simple_batch
+from broker.storage.records import Record as LogRecord
+from broker.storage.records import build_batch, parse_records, simple_batch
 
 log = logging.getLogger(__name__)
 
 OFFSETS_TOPIC: Final = "__consumer_offsets"
 
 Record = tuple[bytes, bytes | None]
+GroupOffsets = dict[str, dict[tuple[str, int], OffsetEntry]]
+
+# A control record's key: int16 version, int16 type (Kafka's ControlRecordType).
+_ABORT, _COMMIT = 0, 1
+
+
+@dataclass(slots=True)
+class Loaded:
+    """What ``__consumer_offsets`` holds: each group's latest metadata (None: deleted), its
+    committed offsets, and the transactional offsets whose transaction has no marker yet."""
+
+    groups: dict[str, rec.GroupValue | None] = field(default_factory=dict)
+    offsets: GroupOffsets = field(default_factory=dict)
+    pending: PendingTxnOffsets = field(default_factory=PendingTxnOffsets)
 
 
 class OffsetsLog:
@@ -53,34 +70,78 @@ class OffsetsLog:
         assert plog is not None
         return plog
 
-    def write(self, group_id: str, items: list[Record]) -> None:
-        """Append records for ``group_id`` (all to its partition); raises StorageError."""
+    def write(self, group_id: str, items: list[Record]) -> int:
+        """Append records for ``group_id`` (all to its partition); returns the first one's
+        offset (-1 when there is nothing to write). Raises StorageError."""
         if not items:
-            return
-        plog = self._partition_log(group_id)
-        batch = simple_batch(0, items, self._clock_ms())
-        plog.append(batch, validate_produced(batch, 2**31 - 1))
-        self.logs.notify((OFFSETS_TOPIC, plog.partition))
+            return -1
+        return self._append(group_id, simple_batch(0, items, self._clock_ms()))
 
-    def read(self) -> tuple[dict[str, rec.GroupValue | None], dict[str, dict[tuple[str, int], OffsetEntry]]]:
-        """Every group's latest metadata (None: deleted) and committed offsets, from the topic."""
-        loaded: dict[str, rec.GroupValue | None] = {}
-        offsets: dict[str, dict[tuple[str, int], OffsetEntry]] = {}
+    def write_transactional(
+        self, group_id: str, items: list[Record], producer_id: int, producer_epoch: int
+    ) -> int:
+        """Append a TxnOffsetCommit's records as a batch of the producer's transaction (the
+        transactional bit, its pid/epoch, no sequence: Kafka's coordinator writes them so), so
+        that the marker the transaction coordinator later writes here closes it. Returns the
+        first record's offset; raises StorageError, or the log's ProducerFenced for an epoch
+        older than the partition has seen from that producer."""
+        now = self._clock_ms()
+        records = [LogRecord(i, 0, k, v) for i, (k, v) in enumerate(items)]
+        batch = build_batch(
+            0,
+            records,
+            base_timestamp=now,
+            max_timestamp=now,
+            attributes=TRANSACTIONAL,
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            base_sequence=-1,
+        )
+        return self._append(group_id, batch)
+
+    def partition_for(self, group_id: str) -> int:
+        """The ``__consumer_offsets`` partition that holds ``group_id``."""
+        return self._partition_log(group_id).partition
+
+    def _append(self, group_id: str, batch: bytes) -> int:
+        plog = self._partition_log(group_id)
+        result = plog.append(batch, validate_produced(batch, 2**31 - 1))
+        self.logs.notify((OFFSETS_TOPIC, plog.partition))
+        return result.base_offset
+
+    def read(self) -> Loaded:
+        """Replay the topic: groups, committed offsets, and pending transactional offsets.
+
+        A transactional batch's offsets wait for their producer's marker in the same
+        partition (COMMIT applies them where they supersede, ABORT drops them); those
+        still waiting at the end stay pending until the transaction coordinator, once it
+        has recovered, completes the transaction.
+        """
+        loaded = Loaded()
         if self.logs.topic(OFFSETS_TOPIC) is None:
-            return loaded, offsets
+            return loaded
         for plog in self.logs.partitions(OFFSETS_TOPIC):
+            pending = PendingTxnOffsets()
             for seg in plog.segments:
                 for pos, h in seg.batches():
-                    if h.last_offset < plog.log_start_offset or h.is_control:
+                    if h.last_offset < plog.log_start_offset:
                         continue
                     try:
                         _, records = parse_records(seg.read_batch(pos, h))
                     except Exception as exc:
                         log.warning("skipping unreadable batch at %d in %s: %s", h.base_offset, seg.path, exc)
                         continue
-                    for r in records:
-                        _apply(r.key, r.value, loaded, offsets)
-        return loaded, offsets
+                    if h.is_control:
+                        _replay_marker(h, records, pending, loaded.offsets)
+                    elif h.is_transactional:
+                        for r in records:
+                            _stage(r.key, r.value, h.producer_id, h.base_offset + r.offset_delta, pending)
+                    else:
+                        for r in records:
+                            _apply(r.key, r.value, h.base_offset + r.offset_delta, loaded)
+            for pid, group_id, offsets in pending.items():
+                loaded.pending.stage(pid, group_id, offsets.items())
+        return loaded
 
     def persist_group(self, group: Group) -> None:
         """The group's metadata (members, generation, assignments) as its latest record."""
@@ -130,30 +191,56 @@ def group_tombstone(group_id: str) -> Record:
     return (rec.encode_group_key(rec.GroupKey(group_id)), None)
 
 
-def _apply(
-    key: bytes | None,
-    value: bytes | None,
-    loaded: dict[str, rec.GroupValue | None],
-    offsets: dict[str, dict[tuple[str, int], OffsetEntry]],
-) -> None:
+def _apply(key: bytes | None, value: bytes | None, record_offset: int, loaded: Loaded) -> None:
     if key is None:
         return
     try:
         k = rec.decode_key(key)
         if isinstance(k, rec.OffsetKey):
-            group_offsets = offsets.setdefault(k.group, {})
+            group_offsets = loaded.offsets.setdefault(k.group, {})
             if value is None:
                 group_offsets.pop((k.topic, k.partition), None)
             else:
-                v = rec.decode_offset_value(value)
-                group_offsets[(k.topic, k.partition)] = OffsetEntry(
-                    v.offset, v.leader_epoch, v.metadata, v.commit_timestamp
-                )
+                group_offsets[(k.topic, k.partition)] = _entry(value, record_offset)
         elif isinstance(k, rec.GroupKey):
             if value is None:
-                loaded[k.group] = None
-                offsets.pop(k.group, None)
+                loaded.groups[k.group] = None
+                loaded.offsets.pop(k.group, None)
             else:
-                loaded[k.group] = rec.decode_group_value(value)
+                loaded.groups[k.group] = rec.decode_group_value(value)
     except Exception as exc:  # a foreign or damaged record must not stop the broker from starting
         log.warning("skipping unreadable %s record: %s", OFFSETS_TOPIC, exc)
+
+
+def _stage(
+    key: bytes | None, value: bytes | None, producer_id: int, record_offset: int, pending: PendingTxnOffsets
+) -> None:
+    """A TxnOffsetCommit record: pending until its producer's marker."""
+    if key is None or value is None:
+        return
+    try:
+        k = rec.decode_key(key)
+        if isinstance(k, rec.OffsetKey):
+            pending.stage(producer_id, k.group, [((k.topic, k.partition), _entry(value, record_offset))])
+    except Exception as exc:
+        log.warning("skipping unreadable transactional %s record: %s", OFFSETS_TOPIC, exc)
+
+
+def _replay_marker(
+    h: BatchHeader, records: list[LogRecord], pending: PendingTxnOffsets, offsets: GroupOffsets
+) -> None:
+    """A COMMIT or ABORT marker: the producer's transaction in this partition is over."""
+    key = records[0].key if records else None
+    if key is None or len(key) < 4:
+        return
+    kind = int.from_bytes(key[2:4], "big", signed=True)
+    if kind not in (_ABORT, _COMMIT):
+        return  # another control record type (e.g. a KRaft leader change): no transaction ends
+    for group_id, group_offsets in pending.complete(h.producer_id).items():
+        if kind == _COMMIT:
+            apply_committed(offsets.setdefault(group_id, {}), group_offsets.items())
+
+
+def _entry(value: bytes, record_offset: int) -> OffsetEntry:
+    v = rec.decode_offset_value(value)
+    return OffsetEntry(v.offset, v.leader_epoch, v.metadata, v.commit_timestamp, record_offset)

@@ -1,5 +1,9 @@
 """OffsetFetch: committed offsets (-1 when none); v8+ batches several groups.
 
+``require_stable`` (v7+, sent by read_committed consumers): a partition for which an open
+transaction holds an offset (TxnOffsetCommit) answers UNSTABLE_OFFSET_COMMIT, and the client
+retries until the transaction ends, as with Kafka.
+
 Authorization as in Kafka: GROUP DESCRIBE per group, TOPIC DESCRIBE per topic; asked-for
 partitions of other topics get TOPIC_AUTHORIZATION_FAILED, "all offsets" leaves them out.
 """
@@ -18,7 +22,9 @@ if TYPE_CHECKING:
     from broker.protocol.requests import OffsetFetchRequest
 
 
-def _group_topics(ctx: RequestContext, group_id: str, topics: Any) -> list[dict[str, Any]]:
+def _group_topics(
+    ctx: RequestContext, group_id: str, topics: Any, require_stable: bool
+) -> list[dict[str, Any]]:
     wanted = None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
     found = ctx.broker.groups.fetch_offsets(group_id, wanted)
     names = {name for name, _p in (wanted if wanted is not None else found)}
@@ -37,6 +43,17 @@ def _group_topics(ctx: RequestContext, group_id: str, topics: Any) -> list[dict[
                     }
                 )
             continue
+        if require_stable and ctx.broker.groups.has_pending_txn_offset(group_id, (name, partition)):
+            by_topic[name].append(
+                {
+                    "partition_index": partition,
+                    "committed_offset": -1,
+                    "committed_leader_epoch": -1,
+                    "metadata": "",
+                    "error_code": ErrorCode.unstable_offset_commit,
+                }
+            )
+            continue
         by_topic[name].append(
             {
                 "partition_index": partition,
@@ -53,6 +70,7 @@ def _group_topics(ctx: RequestContext, group_id: str, topics: Any) -> list[dict[
 
 
 async def handle(ctx: RequestContext, req: OffsetFetchRequest) -> Any:
+    require_stable = bool(getattr(req, "require_stable", False))
     if hasattr(req, "groups"):  # v8+ fetch for several groups
         return ctx.respond(
             groups=[
@@ -60,7 +78,7 @@ async def handle(ctx: RequestContext, req: OffsetFetchRequest) -> Any:
                 if not authorize(ctx, Operation.DESCRIBE, group(g.group_id))
                 else {
                     "group_id": g.group_id,
-                    "topics": _group_topics(ctx, g.group_id, g.topics),
+                    "topics": _group_topics(ctx, g.group_id, g.topics, require_stable),
                     "error_code": ErrorCode.none,
                 }
                 for g in req.groups
@@ -68,4 +86,6 @@ async def handle(ctx: RequestContext, req: OffsetFetchRequest) -> Any:
         )
     if not authorize(ctx, Operation.DESCRIBE, group(req.group_id)):
         return ctx.respond(topics=(), error_code=ErrorCode.group_authorization_failed)
-    return ctx.respond(topics=_group_topics(ctx, req.group_id, req.topics), error_code=ErrorCode.none)
+    return ctx.respond(
+        topics=_group_topics(ctx, req.group_id, req.topics, require_stable), error_code=ErrorCode.none
+    )
