@@ -23,6 +23,7 @@ from broker.metrics import BrokerMetrics
 from broker.protocol.build import build
 from broker.protocol.codec import EncodedBody, response_class
 from broker.security.scram_store import ScramStore
+from broker.transactions import TransactionCoordinator
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,14 @@ class Broker:
         self.clock_ms = clock_ms or (lambda: int(time.time() * 1000))
         self.logs = LogManager(config, self.clock_ms)
         self.groups = GroupCoordinator(config, self.logs, self.clock_ms)
+        self.transactions = TransactionCoordinator(
+            config,
+            self.logs,
+            self.clock_ms,
+            complete_offsets=lambda pid, epoch, committed: self.groups.complete_transaction(
+                pid, epoch, committed
+            ),
+        )
         self.metrics = BrokerMetrics()
         self.metrics.attach(self)
         self.node_id = config.node
@@ -87,11 +96,15 @@ class Broker:
             self.scram = ScramStore(self.logs.data_dir)
             self.authorizer = create_authorizer(self.config, self.logs.data_dir)
             self.groups.load()
+            # After the groups: finishing a transaction caught in Prepare* completes its
+            # offsets in the group coordinator.
+            self.transactions.load()
         except BaseException:
             self.logs.close()  # releases log.dirs' lock: a corrected config can start at once
             raise
 
     def close(self) -> None:
+        self.transactions.shutdown()
         self.groups.shutdown()
         self.logs.close()
 

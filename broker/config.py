@@ -114,6 +114,20 @@ class BrokerConfig(BaseModel):
     )
     offset_metadata_max_bytes: int = Field(4096, alias="offset.metadata.max.bytes", ge=0)
     transactional_id_expiration_ms: int = Field(604800000, alias="transactional.id.expiration.ms", ge=1)
+    transaction_state_log_num_partitions: int = Field(50, alias="transaction.state.log.num.partitions", ge=1)
+    transaction_state_log_segment_bytes: int = Field(
+        104857600, alias="transaction.state.log.segment.bytes", ge=1
+    )
+    transaction_max_timeout_ms: int = Field(900000, alias="transaction.max.timeout.ms", ge=1)
+    transaction_abort_timed_out_transaction_cleanup_interval_ms: int = Field(
+        10000, alias="transaction.abort.timed.out.transaction.cleanup.interval.ms", ge=1
+    )
+    transaction_remove_expired_transaction_cleanup_interval_ms: int = Field(
+        3600000, alias="transaction.remove.expired.transaction.cleanup.interval.ms", ge=1
+    )
+    transaction_partition_verification_enable: bool = Field(
+        True, alias="transaction.partition.verification.enable"
+    )
     producer_id_expiration_ms: int = Field(86400000, alias="producer.id.expiration.ms", ge=1)
     num_io_threads: int = Field(8, alias="num.io.threads", ge=1)
     num_network_threads: int = Field(3, alias="num.network.threads", ge=1)

@@ -108,6 +108,7 @@ class BrokerServer:
                 "offsets-retention",
             )
         )
+        self._tasks.extend(self.broker.transactions.start_background())
         log.info(
             "Sluiceway broker %d started, cluster %s, listening on %s, log.dirs=%s",
             self.broker.node_id,
