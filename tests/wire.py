@@ -260,6 +260,37 @@ def sample_request(key: int, topic: str, group: str) -> dict[str, Any]:
                 "permission_type": 3,
             }
             return {"creations": [acl]}
+        # Transactions (H2a): an unknown transactional id answers with Kafka's codes.
+        case ApiKey.ADD_PARTITIONS_TO_TXN:
+            txn = {"transactional_id": _unique("txn"), "producer_id": 1, "producer_epoch": 0}
+            topics = [{"name": topic, "partitions": [0]}]
+            return {
+                "v3_and_below_transactional_id": txn["transactional_id"],
+                "v3_and_below_producer_id": 1,
+                "v3_and_below_producer_epoch": 0,
+                "v3_and_below_topics": topics,
+                "transactions": [{**txn, "verify_only": True, "topics": topics}],
+            }
+        case ApiKey.ADD_OFFSETS_TO_TXN:
+            return {"transactional_id": _unique("txn"), "producer_id": 1, "producer_epoch": 0, "group_id": group}
+        case ApiKey.END_TXN:
+            return {"transactional_id": _unique("txn"), "producer_id": 1, "producer_epoch": 0, "committed": True}
+        case ApiKey.WRITE_TXN_MARKERS:
+            return {
+                "markers": [
+                    {
+                        "producer_id": 1,
+                        "producer_epoch": 0,
+                        "transaction_result": False,
+                        "topics": [{"name": topic, "partition_indexes": [0]}],
+                        "coordinator_epoch": 0,
+                    }
+                ]
+            }
+        case ApiKey.DESCRIBE_TRANSACTIONS:
+            return {"transactional_ids": [_unique("txn")]}
+        case ApiKey.LIST_TRANSACTIONS:
+            return {"state_filters": [], "producer_id_filters": [], "duration_filter": -1}
     raise AssertionError(f"no request template for API {key}")
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from broker.broker import Handler
 from broker.handlers import (
     acls,
+    add_offsets_to_txn,
+    add_partitions_to_txn,
     alter_user_scram_credentials,
     api_versions,
     configs,
@@ -15,7 +17,9 @@ from broker.handlers import (
     delete_topics,
     describe_cluster,
     describe_groups,
+    describe_transactions,
     describe_user_scram_credentials,
+    end_txn,
     fetch,
     find_coordinator,
     heartbeat,
@@ -24,6 +28,7 @@ from broker.handlers import (
     leave_group,
     list_groups,
     list_offsets,
+    list_transactions,
     metadata,
     offset_commit,
     offset_fetch,
@@ -32,6 +37,7 @@ from broker.handlers import (
     sasl_authenticate,
     sasl_handshake,
     sync_group,
+    write_txn_markers,
 )
 from broker.protocol.versions import ApiKey
 
@@ -68,6 +74,12 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.SASL_AUTHENTICATE: sasl_authenticate.handle,
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: describe_user_scram_credentials.handle,
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: alter_user_scram_credentials.handle,
+    ApiKey.ADD_PARTITIONS_TO_TXN: add_partitions_to_txn.handle,
+    ApiKey.ADD_OFFSETS_TO_TXN: add_offsets_to_txn.handle,
+    ApiKey.END_TXN: end_txn.handle,
+    ApiKey.WRITE_TXN_MARKERS: write_txn_markers.handle,
+    ApiKey.DESCRIBE_TRANSACTIONS: describe_transactions.handle,
+    ApiKey.LIST_TRANSACTIONS: list_transactions.handle,
 }
 
 __all__ = ["HANDLERS"]

@@ -1,4 +1,5 @@
-"""FindCoordinator: this broker coordinates every group. Transactions are not supported."""
+"""FindCoordinator: this broker coordinates every group (key_type 0) and every transactional
+id (key_type 1); the internal topic behind each is created on the first lookup, as Kafka does."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     from broker.protocol.requests import FindCoordinatorRequest
 
 GROUP = 0
+TRANSACTION = 1
 
 
 async def handle(ctx: RequestContext, req: FindCoordinatorRequest) -> Any:
@@ -32,17 +34,29 @@ async def handle(ctx: RequestContext, req: FindCoordinatorRequest) -> Any:
             port=-1,
             error_message=None,
         )
-    if key_type != GROUP:
+    if key_type not in (GROUP, TRANSACTION):
         return ctx.respond(
-            error_code=ErrorCode.coordinator_not_available,
+            error_code=ErrorCode.invalid_request,
             node_id=-1,
             host="",
             port=-1,
-            error_message="transactions are not supported by this broker",
+            error_message=f"unknown key type {key_type}",
+        )
+    if key_type == TRANSACTION and not key:
+        # Kafka: a transaction coordinator lookup needs a transactional id.
+        return ctx.respond(
+            error_code=ErrorCode.invalid_request,
+            node_id=-1,
+            host="",
+            port=-1,
+            error_message="no transactional id given",
         )
     try:
-        b.groups.ensure_offsets_topic()
-    except StorageError as exc:
+        if key_type == GROUP:
+            b.groups.ensure_offsets_topic()
+        else:
+            b.transactions.txn_log.ensure_topic()
+    except (StorageError, OSError) as exc:
         return ctx.respond(
             error_code=ErrorCode.coordinator_not_available,
             node_id=-1,

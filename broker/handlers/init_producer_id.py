@@ -1,4 +1,6 @@
-"""InitProducerId: ids for idempotent producers; an existing id gets its epoch bumped (KIP-360)."""
+"""InitProducerId: ids for idempotent producers (an existing id gets its epoch bumped,
+KIP-360); with a transactional id the transaction coordinator answers (epoch bump, fencing
+of the previous instance, its open transaction aborted first)."""
 
 from __future__ import annotations
 
@@ -9,11 +11,13 @@ from kio.schema.errors import ErrorCode
 from broker.authorizer import CLUSTER, Operation, ResourceType, authorize, authorize_any, transactional_id
 from broker.broker import RequestContext
 from broker.storage.log import StorageError
+from broker.transactions.codes import for_version
 
 if TYPE_CHECKING:
     from broker.protocol.requests import InitProducerIdRequest
 
 MAX_EPOCH = 32767
+FENCED_SINCE = 4
 
 
 async def handle(ctx: RequestContext, req: InitProducerIdRequest) -> Any:
@@ -32,13 +36,17 @@ async def handle(ctx: RequestContext, req: InitProducerIdRequest) -> Any:
         return ctx.respond(
             error_code=ErrorCode.transactional_id_authorization_failed, producer_id=-1, producer_epoch=-1
         )
-    if req.transactional_id is not None:
-        # Transactions are not implemented; refuse clearly instead of pretending.
-        return ctx.respond(
-            error_code=ErrorCode.transactional_id_authorization_failed, producer_id=-1, producer_epoch=-1
-        )
     pid = getattr(req, "producer_id", -1)
     epoch = getattr(req, "producer_epoch", -1)
+    if req.transactional_id is not None:
+        result = b.transactions.init_producer_id(
+            req.transactional_id, int(req.transaction_timeout.total_seconds() * 1000), pid, epoch
+        )
+        return ctx.respond(
+            error_code=for_version(result.error, ctx.api_version, FENCED_SINCE),
+            producer_id=result.producer_id,
+            producer_epoch=result.producer_epoch,
+        )
     try:
         if pid >= 0 and 0 <= epoch < MAX_EPOCH - 1:
             return ctx.respond(error_code=ErrorCode.none, producer_id=pid, producer_epoch=epoch + 1)

@@ -10,6 +10,17 @@ from __future__ import annotations
 
 from typing import TypeAlias
 
+import kio.schema.add_offsets_to_txn.v0.request
+import kio.schema.add_offsets_to_txn.v1.request
+import kio.schema.add_offsets_to_txn.v2.request
+import kio.schema.add_offsets_to_txn.v3.request
+import kio.schema.add_offsets_to_txn.v4.request
+import kio.schema.add_partitions_to_txn.v0.request
+import kio.schema.add_partitions_to_txn.v1.request
+import kio.schema.add_partitions_to_txn.v2.request
+import kio.schema.add_partitions_to_txn.v3.request
+import kio.schema.add_partitions_to_txn.v4.request
+import kio.schema.add_partitions_to_txn.v5.request
 import kio.schema.alter_configs.v0.request
 import kio.schema.alter_configs.v1.request
 import kio.schema.alter_configs.v2.request
@@ -62,7 +73,13 @@ import kio.schema.describe_groups.v2.request
 import kio.schema.describe_groups.v3.request
 import kio.schema.describe_groups.v4.request
 import kio.schema.describe_groups.v5.request
+import kio.schema.describe_transactions.v0.request
 import kio.schema.describe_user_scram_credentials.v0.request
+import kio.schema.end_txn.v0.request
+import kio.schema.end_txn.v1.request
+import kio.schema.end_txn.v2.request
+import kio.schema.end_txn.v3.request
+import kio.schema.end_txn.v4.request
 import kio.schema.fetch.v4.request
 import kio.schema.fetch.v5.request
 import kio.schema.fetch.v6.request
@@ -88,6 +105,7 @@ import kio.schema.init_producer_id.v1.request
 import kio.schema.init_producer_id.v2.request
 import kio.schema.init_producer_id.v3.request
 import kio.schema.init_producer_id.v4.request
+import kio.schema.init_producer_id.v5.request
 import kio.schema.join_group.v0.request
 import kio.schema.join_group.v1.request
 import kio.schema.join_group.v2.request
@@ -114,6 +132,8 @@ import kio.schema.list_offsets.v4.request
 import kio.schema.list_offsets.v5.request
 import kio.schema.list_offsets.v6.request
 import kio.schema.list_offsets.v7.request
+import kio.schema.list_transactions.v0.request
+import kio.schema.list_transactions.v1.request
 import kio.schema.metadata.v0.request
 import kio.schema.metadata.v1.request
 import kio.schema.metadata.v2.request
@@ -165,9 +185,12 @@ import kio.schema.sync_group.v2.request
 import kio.schema.sync_group.v3.request
 import kio.schema.sync_group.v4.request
 import kio.schema.sync_group.v5.request
+import kio.schema.write_txn_markers.v1.request
 
 __all__ = [
     "BY_API_KEY",
+    "AddOffsetsToTxnRequest",
+    "AddPartitionsToTxnRequest",
     "AlterConfigsRequest",
     "AlterUserScramCredentialsRequest",
     "ApiVersionsRequest",
@@ -182,7 +205,9 @@ __all__ = [
     "DescribeClusterRequest",
     "DescribeConfigsRequest",
     "DescribeGroupsRequest",
+    "DescribeTransactionsRequest",
     "DescribeUserScramCredentialsRequest",
+    "EndTxnRequest",
     "FetchRequest",
     "FindCoordinatorRequest",
     "HeartbeatRequest",
@@ -192,6 +217,7 @@ __all__ = [
     "LeaveGroupRequest",
     "ListGroupsRequest",
     "ListOffsetsRequest",
+    "ListTransactionsRequest",
     "MetadataRequest",
     "OffsetCommitRequest",
     "OffsetFetchRequest",
@@ -200,6 +226,7 @@ __all__ = [
     "SaslAuthenticateRequest",
     "SaslHandshakeRequest",
     "SyncGroupRequest",
+    "WriteTxnMarkersRequest",
 ]
 
 
@@ -376,6 +403,7 @@ InitProducerIdRequest: TypeAlias = (
     | kio.schema.init_producer_id.v2.request.InitProducerIdRequest
     | kio.schema.init_producer_id.v3.request.InitProducerIdRequest
     | kio.schema.init_producer_id.v4.request.InitProducerIdRequest
+    | kio.schema.init_producer_id.v5.request.InitProducerIdRequest
 )
 
 OffsetForLeaderEpochRequest: TypeAlias = (
@@ -452,6 +480,42 @@ DescribeClusterRequest: TypeAlias = (
     | kio.schema.describe_cluster.v1.request.DescribeClusterRequest
 )
 
+AddPartitionsToTxnRequest: TypeAlias = (
+    kio.schema.add_partitions_to_txn.v0.request.AddPartitionsToTxnRequest
+    | kio.schema.add_partitions_to_txn.v1.request.AddPartitionsToTxnRequest
+    | kio.schema.add_partitions_to_txn.v2.request.AddPartitionsToTxnRequest
+    | kio.schema.add_partitions_to_txn.v3.request.AddPartitionsToTxnRequest
+    | kio.schema.add_partitions_to_txn.v4.request.AddPartitionsToTxnRequest
+    | kio.schema.add_partitions_to_txn.v5.request.AddPartitionsToTxnRequest
+)
+
+AddOffsetsToTxnRequest: TypeAlias = (
+    kio.schema.add_offsets_to_txn.v0.request.AddOffsetsToTxnRequest
+    | kio.schema.add_offsets_to_txn.v1.request.AddOffsetsToTxnRequest
+    | kio.schema.add_offsets_to_txn.v2.request.AddOffsetsToTxnRequest
+    | kio.schema.add_offsets_to_txn.v3.request.AddOffsetsToTxnRequest
+    | kio.schema.add_offsets_to_txn.v4.request.AddOffsetsToTxnRequest
+)
+
+EndTxnRequest: TypeAlias = (
+    kio.schema.end_txn.v0.request.EndTxnRequest
+    | kio.schema.end_txn.v1.request.EndTxnRequest
+    | kio.schema.end_txn.v2.request.EndTxnRequest
+    | kio.schema.end_txn.v3.request.EndTxnRequest
+    | kio.schema.end_txn.v4.request.EndTxnRequest
+)
+
+WriteTxnMarkersRequest: TypeAlias = kio.schema.write_txn_markers.v1.request.WriteTxnMarkersRequest
+
+DescribeTransactionsRequest: TypeAlias = (
+    kio.schema.describe_transactions.v0.request.DescribeTransactionsRequest
+)
+
+ListTransactionsRequest: TypeAlias = (
+    kio.schema.list_transactions.v0.request.ListTransactionsRequest
+    | kio.schema.list_transactions.v1.request.ListTransactionsRequest
+)
+
 BY_API_KEY: dict[int, object] = {
     0: ProduceRequest,  # PRODUCE
     1: FetchRequest,  # FETCH
@@ -485,4 +549,10 @@ BY_API_KEY: dict[int, object] = {
     50: DescribeUserScramCredentialsRequest,  # DESCRIBE_USER_SCRAM_CREDENTIALS
     51: AlterUserScramCredentialsRequest,  # ALTER_USER_SCRAM_CREDENTIALS
     60: DescribeClusterRequest,  # DESCRIBE_CLUSTER
+    24: AddPartitionsToTxnRequest,  # ADD_PARTITIONS_TO_TXN
+    25: AddOffsetsToTxnRequest,  # ADD_OFFSETS_TO_TXN
+    26: EndTxnRequest,  # END_TXN
+    27: WriteTxnMarkersRequest,  # WRITE_TXN_MARKERS
+    65: DescribeTransactionsRequest,  # DESCRIBE_TRANSACTIONS
+    66: ListTransactionsRequest,  # LIST_TRANSACTIONS
 }

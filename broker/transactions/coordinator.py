@@ -221,6 +221,8 @@ class TransactionCoordinator:
     ) -> ErrorCode:
         if (err := self._unavailable()) is not None:
             return err
+        if not transactional_id:
+            return ErrorCode.invalid_request
         outcome = sm.add_partitions(
             self.txns.get(transactional_id), producer_id, producer_epoch, partitions, self._clock_ms()
         )
@@ -258,10 +260,54 @@ class TransactionCoordinator:
     ) -> ErrorCode:
         if (err := self._unavailable()) is not None:
             return err
+        if not transactional_id:
+            return ErrorCode.invalid_request
         outcome = sm.end_txn(
             self.txns.get(transactional_id), producer_id, producer_epoch, commit, self._clock_ms()
         )
         return self._apply(outcome)
+
+    def admin_write_markers(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        partitions: Iterable[TopicPartition],
+        coordinator_epoch: int,
+    ) -> dict[TopicPartition, ErrorCode]:
+        """WriteTxnMarkers: markers on request (kafka-transactions.sh abort of a hanging
+        transaction); the coordinator's own state is not touched, as in Kafka."""
+        from broker.group.offsets_log import OFFSETS_TOPIC
+
+        errors = self.write_markers_each(producer_id, producer_epoch, commit, partitions, coordinator_epoch)
+        if any(topic == OFFSETS_TOPIC and e == ErrorCode.none for (topic, _), e in errors.items()):
+            self._complete_offsets(producer_id, producer_epoch, commit)
+        return errors
+
+    def describe(self, transactional_id: str) -> tuple[TxnMetadata | None, ErrorCode]:
+        if (err := self._unavailable()) is not None:
+            return None, err
+        meta = self.txns.get(transactional_id)
+        if meta is None:
+            return None, ErrorCode.transactional_id_not_found
+        return meta, ErrorCode.none
+
+    def list_transactions(
+        self, states: set[TxnState], producer_ids: set[int], min_duration_ms: int = -1
+    ) -> tuple[list[TxnMetadata], ErrorCode]:
+        """ListTransactions' filters: any of ``states`` (all if empty), any of
+        ``producer_ids`` (all if empty), running for at least ``min_duration_ms`` (v1)."""
+        if (err := self._unavailable()) is not None:
+            return [], err
+        now = self._clock_ms()
+        out = [
+            m
+            for m in self.txns.values()
+            if (not states or m.state in states)
+            and (not producer_ids or m.producer_id in producer_ids)
+            and (min_duration_ms < 0 or (m.state == TxnState.ONGOING and now - m.start_ms >= min_duration_ms))
+        ]
+        return sorted(out, key=lambda m: m.transactional_id), ErrorCode.none
 
     # -- background -------------------------------------------------------------------
 

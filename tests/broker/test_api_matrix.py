@@ -54,6 +54,11 @@ EXPECTED_ERRORS: dict[int, set[int]] = {
     ApiKey.SASL_AUTHENTICATE: {ErrorCode.illegal_sasl_state},
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: {ErrorCode.none, ErrorCode.resource_not_found},
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: {ErrorCode.resource_not_found},
+    # Transactional ids the coordinator has never seen.
+    ApiKey.ADD_PARTITIONS_TO_TXN: {ErrorCode.none, ErrorCode.invalid_producer_id_mapping},
+    ApiKey.ADD_OFFSETS_TO_TXN: {ErrorCode.invalid_producer_id_mapping},
+    ApiKey.END_TXN: {ErrorCode.invalid_producer_id_mapping},
+    ApiKey.DESCRIBE_TRANSACTIONS: {ErrorCode.transactional_id_not_found},
 }
 
 
