@@ -291,6 +291,15 @@ def sample_request(key: int, topic: str, group: str) -> dict[str, Any]:
             return {"transactional_ids": [_unique("txn")]}
         case ApiKey.LIST_TRANSACTIONS:
             return {"state_filters": [], "producer_id_filters": [], "duration_filter": -1}
+        case ApiKey.TXN_OFFSET_COMMIT:
+            partition = {"partition_index": 0, "committed_offset": 1, "committed_metadata": None}
+            return {
+                "transactional_id": _unique("txn"),
+                "group_id": group,
+                "producer_id": 1,
+                "producer_epoch": 0,
+                "topics": [{"name": topic, "partitions": [partition]}],
+            }
     raise AssertionError(f"no request template for API {key}")
 
 

@@ -37,6 +37,7 @@ from broker.handlers import (
     sasl_authenticate,
     sasl_handshake,
     sync_group,
+    txn_offset_commit,
     write_txn_markers,
 )
 from broker.protocol.versions import ApiKey
@@ -80,6 +81,7 @@ HANDLERS: dict[int, Handler] = {
     ApiKey.WRITE_TXN_MARKERS: write_txn_markers.handle,
     ApiKey.DESCRIBE_TRANSACTIONS: describe_transactions.handle,
     ApiKey.LIST_TRANSACTIONS: list_transactions.handle,
+    ApiKey.TXN_OFFSET_COMMIT: txn_offset_commit.handle,
 }
 
 __all__ = ["HANDLERS"]

@@ -185,6 +185,11 @@ import kio.schema.sync_group.v2.request
 import kio.schema.sync_group.v3.request
 import kio.schema.sync_group.v4.request
 import kio.schema.sync_group.v5.request
+import kio.schema.txn_offset_commit.v0.request
+import kio.schema.txn_offset_commit.v1.request
+import kio.schema.txn_offset_commit.v2.request
+import kio.schema.txn_offset_commit.v3.request
+import kio.schema.txn_offset_commit.v4.request
 import kio.schema.write_txn_markers.v1.request
 
 __all__ = [
@@ -226,6 +231,7 @@ __all__ = [
     "SaslAuthenticateRequest",
     "SaslHandshakeRequest",
     "SyncGroupRequest",
+    "TxnOffsetCommitRequest",
     "WriteTxnMarkersRequest",
 ]
 
@@ -507,6 +513,14 @@ EndTxnRequest: TypeAlias = (
 
 WriteTxnMarkersRequest: TypeAlias = kio.schema.write_txn_markers.v1.request.WriteTxnMarkersRequest
 
+TxnOffsetCommitRequest: TypeAlias = (
+    kio.schema.txn_offset_commit.v0.request.TxnOffsetCommitRequest
+    | kio.schema.txn_offset_commit.v1.request.TxnOffsetCommitRequest
+    | kio.schema.txn_offset_commit.v2.request.TxnOffsetCommitRequest
+    | kio.schema.txn_offset_commit.v3.request.TxnOffsetCommitRequest
+    | kio.schema.txn_offset_commit.v4.request.TxnOffsetCommitRequest
+)
+
 DescribeTransactionsRequest: TypeAlias = (
     kio.schema.describe_transactions.v0.request.DescribeTransactionsRequest
 )
@@ -555,4 +569,5 @@ BY_API_KEY: dict[int, object] = {
     27: WriteTxnMarkersRequest,  # WRITE_TXN_MARKERS
     65: DescribeTransactionsRequest,  # DESCRIBE_TRANSACTIONS
     66: ListTransactionsRequest,  # LIST_TRANSACTIONS
+    28: TxnOffsetCommitRequest,  # TXN_OFFSET_COMMIT
 }

@@ -52,6 +52,7 @@ class ApiKey(enum.IntEnum):
     WRITE_TXN_MARKERS = 27
     DESCRIBE_TRANSACTIONS = 65
     LIST_TRANSACTIONS = 66
+    TXN_OFFSET_COMMIT = 28
 
 
 SUPPORTED_VERSIONS: Final[dict[int, tuple[int, int]]] = {
@@ -96,6 +97,8 @@ SUPPORTED_VERSIONS: Final[dict[int, tuple[int, int]]] = {
     ApiKey.WRITE_TXN_MARKERS: (1, 1),
     ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),
     ApiKey.LIST_TRANSACTIONS: (0, 1),
+    # v5 is for transaction.version 2 clients, which this broker does not advertise.
+    ApiKey.TXN_OFFSET_COMMIT: (0, 4),
 }
 
 

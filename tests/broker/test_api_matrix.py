@@ -59,6 +59,8 @@ EXPECTED_ERRORS: dict[int, set[int]] = {
     ApiKey.ADD_OFFSETS_TO_TXN: {ErrorCode.invalid_producer_id_mapping},
     ApiKey.END_TXN: {ErrorCode.invalid_producer_id_mapping},
     ApiKey.DESCRIBE_TRANSACTIONS: {ErrorCode.transactional_id_not_found},
+    # The group's offsets partition is in no transaction of that id.
+    ApiKey.TXN_OFFSET_COMMIT: {ErrorCode.invalid_producer_id_mapping},
 }
 
 
