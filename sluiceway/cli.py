@@ -6,7 +6,7 @@
     sluiceway demo
     sluiceway schema-registry [schema-registry.properties] [--override key=value ...]
     sluiceway ctl ...                      a running Connect cluster, over its REST API
-    sluiceway topics | console-producer | console-consumer | consumer-groups | configs ...
+    sluiceway topics | console-producer | console-consumer | consumer-groups | configs | transactions ...
                                            Kafka's scripts, over the Kafka protocol
     sluiceway new source|sink|transform NAME   scaffold a plugin package
 
@@ -38,6 +38,7 @@ operate a broker (Kafka protocol; works against Apache Kafka too):
   console-consumer  records printed to stdout (kafka-console-consumer)
   consumer-groups   list, describe lag, reset offsets, delete groups (kafka-consumer-groups)
   configs           describe and alter topic configs (kafka-configs)
+  transactions      list, describe, describe-producers, abort hanging transactions (kafka-transactions)
 
 work with a Schema Registry (REST API):
   schemas           list, show, register, check, delete schemas; compatibility levels
@@ -67,6 +68,7 @@ COMMANDS: dict[str, str] = {
     "console-consumer": "sluiceway.broker_tools.console_consumer",
     "consumer-groups": "sluiceway.broker_tools.consumer_groups",
     "configs": "sluiceway.broker_tools.configs",
+    "transactions": "sluiceway.broker_tools.transactions",
     "new": "sluiceway.scaffold.cli",
 }
 
