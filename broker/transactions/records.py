@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 from collections import defaultdict
 
-from broker.group.records import partition_for as _group_partition_for
+from broker.group.records import java_string_hash
 from broker.transactions.state import TxnMetadata, TxnState
 
 KEY_VERSION = 0
@@ -26,9 +26,10 @@ class RecordError(ValueError):
 
 
 def partition_for(transactional_id: str, partitions: int) -> int:
-    """Kafka's ``Utils.abs(transactionalId.hashCode) % transaction.state.log.num.partitions``
-    (the same hash as the group coordinator's partitioning)."""
-    return _group_partition_for(transactional_id, partitions)
+    """Kafka's ``Utils.abs(transactionalId.hashCode) % transaction.state.log.num.partitions``;
+    ``Utils.abs`` is Math.abs with Integer.MIN_VALUE mapped to 0 (not ``& 0x7fffffff``)."""
+    h = java_string_hash(transactional_id)
+    return (0 if h == -(2**31) else abs(h)) % partitions
 
 
 def _string(v: str) -> bytes:

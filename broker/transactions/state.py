@@ -257,7 +257,9 @@ def _prepare_abort(meta: TxnMetadata, now_ms: int, fence: bool) -> TxnMetadata:
     return replace(
         meta,
         producer_epoch=epoch,
-        last_epoch=meta.producer_epoch if epoch != meta.producer_epoch else meta.last_epoch,
+        # Kafka's prepareFenceProducerEpoch forgets the previous epoch: the fenced instance
+        # must not pass for a retry of the bump.
+        last_epoch=NO_EPOCH if fence else meta.last_epoch,
         state=TxnState.PREPARE_ABORT,
         update_ms=now_ms,
     )
