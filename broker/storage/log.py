@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-import contextlib
 import errno
 import logging
 import os
@@ -20,19 +19,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-import orjson
-
+from broker.storage import recovery
 from broker.storage.batch import (
     CODEC_MASK,
+    OFFSET_AND_LENGTH,
     TIMESTAMP_TYPE_LOG_APPEND,
+    TRANSACTIONAL,
     BatchHeader,
     Codec,
+    read_header,
     rewritten_prefix,
     set_log_append_time,
 )
-from broker.storage.producer_state import ProducerStateTable, SeqCheck
+from broker.storage.control import build_marker
+from broker.storage.producer_state import MarkerCheck, ProducerStateTable, ProducerStateView, SeqCheck
 from broker.storage.records import build_batch, parse_records
 from broker.storage.segment import Segment, segment_name
+from broker.storage.txn_index import AbortedTxn, AbortedTxnIndex
 from broker.topic_config import TopicConfig
 
 log = logging.getLogger(__name__)
@@ -45,7 +48,6 @@ _CODECS: Final = {
     "lz4": Codec.LZ4,
     "zstd": Codec.ZSTD,
 }
-_KEEP_SNAPSHOTS: Final = 2
 
 
 class StorageError(Exception):
@@ -62,6 +64,14 @@ class ProducerFenced(Exception):
 
 class OutOfOrderSequence(Exception):
     pass
+
+
+class InvalidTxnState(Exception):
+    """A plain batch from a producer whose transaction is open here (INVALID_TXN_STATE)."""
+
+
+class CoordinatorFenced(Exception):
+    """A marker from an older transaction coordinator (TRANSACTION_COORDINATOR_FENCED)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +99,7 @@ class PartitionLog:
         self.segments: list[Segment] = []
         self._bases: list[int] = []
         self.producers = ProducerStateTable()
+        self.aborted = AbortedTxnIndex()
         self.unflushed = 0
         self.last_flush_ms = self._clock_ms()
         self.cleaning = asyncio.Lock()
@@ -100,13 +111,10 @@ class PartitionLog:
     # -- loading and recovery ----------------------------------------------------------
 
     def _load(self, checkpoint_start: int) -> None:
-        names = os.listdir(self.dir)
-        for name in names:
-            if name.endswith((".cleaned", ".deleted")):
-                os.unlink(os.path.join(self.dir, name))
-        for name in sorted(n for n in os.listdir(self.dir) if n.endswith(".swap")):
-            self._complete_swap(name)
-        bases = sorted(int(n[:-4]) for n in os.listdir(self.dir) if n.endswith(".log") and n[:-4].isdigit())
+        recovery.remove_leftovers(self.dir, os.listdir(self.dir))
+        recovery.complete_swaps(self.dir, self._where)
+        names = set(os.listdir(self.dir))
+        bases = sorted(int(n[:-4]) for n in names if n.endswith(".log") and n[:-4].isdigit())
         for base in bases:
             self.segments.append(Segment(self.dir, base))
         if not self.segments:
@@ -118,9 +126,8 @@ class PartitionLog:
         truncated = active.recover(interval)
         if truncated:
             log.warning(
-                "%s-%d: truncated %d bytes of a torn tail in %s",
-                self.topic,
-                self.partition,
+                "%s: truncated %d bytes of a torn tail in %s",
+                self._where,
                 truncated,
                 os.path.basename(active.path),
             )
@@ -128,79 +135,16 @@ class PartitionLog:
         self.log_start_offset = max(checkpoint_start, self.segments[0].base_offset)
         if self.log_start_offset > self.next_offset:
             self.log_start_offset = self.next_offset
-        self._load_producer_state()
-
-    def _complete_swap(self, name: str) -> None:
-        """Finish a compaction swap interrupted by a crash.
-
-        ``<base>.log.<end>.swap`` is a complete replacement for every segment whose
-        base offset is in [base, end); those go, and the swap file takes their place.
-        """
-        stem, _, end_part = name[: -len(".swap")].partition(".log.")
-        if not (stem.isdigit() and end_part.isdigit()):
-            log.warning("%s-%d: ignoring unrecognised swap file %s", self.topic, self.partition, name)
-            return
-        base, end = int(stem), int(end_part)
-        for other in os.listdir(self.dir):
-            if other.endswith(".log") and other[:-4].isdigit() and base <= int(other[:-4]) < end:
-                for ext in (".log", ".index", ".timeindex"):
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(os.path.join(self.dir, other[:-4] + ext))
-        os.rename(os.path.join(self.dir, name), os.path.join(self.dir, segment_name(base) + ".log"))
-
-    def _snapshot_path(self, offset: int) -> str:
-        return os.path.join(self.dir, f"{segment_name(offset)}.snapshot")
-
-    def _snapshots(self) -> list[int]:
-        return sorted(
-            int(n[:-9]) for n in os.listdir(self.dir) if n.endswith(".snapshot") and n[:-9].isdigit()
+        self.producers, self.aborted = recovery.load_state(
+            self.dir, self.segments, self.log_start_offset, names, self._where
         )
 
-    def _load_producer_state(self) -> None:
-        start = self.log_start_offset
-        table = ProducerStateTable()
-        for offset in reversed(self._snapshots()):
-            if offset > self.next_offset:
-                os.unlink(self._snapshot_path(offset))
-                continue
-            try:
-                with open(self._snapshot_path(offset), "rb") as f:
-                    table = ProducerStateTable.from_json(orjson.loads(f.read()))
-                start = offset
-                break
-            except (OSError, ValueError, KeyError, TypeError):
-                log.warning(
-                    "%s-%d: ignoring unreadable producer snapshot %d", self.topic, self.partition, offset
-                )
-        for seg in self.segments:
-            if seg.next_offset <= start:
-                continue
-            pos = seg.find_position(start) if start > seg.base_offset else 0
-            if pos is None:
-                continue
-            for _, h in seg.batches(pos):
-                if h.producer_id >= 0 and h.base_sequence >= 0 and h.last_offset >= start:
-                    table.record(
-                        h.producer_id,
-                        h.producer_epoch,
-                        h.base_sequence,
-                        h.last_sequence,
-                        h.base_offset,
-                        h.last_offset,
-                        h.max_timestamp,
-                    )
-        table.truncate(self.next_offset)
-        self.producers = table
+    @property
+    def _where(self) -> str:
+        return f"{self.topic}-{self.partition}"
 
     def _write_snapshot(self, offset: int) -> None:
-        path = self._snapshot_path(offset)
-        tmp = path + ".tmp"
-        with open(tmp, "wb") as f:
-            f.write(orjson.dumps(self.producers.to_json()))
-        os.replace(tmp, path)
-        for old in self._snapshots()[:-_KEEP_SNAPSHOTS]:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self._snapshot_path(old))
+        recovery.write_snapshot(self.dir, offset, self.producers)
 
     # -- state -----------------------------------------------------------------------
 
@@ -221,32 +165,125 @@ class PartitionLog:
         """Index of the segment that would hold ``offset``."""
         return max(bisect.bisect_right(self._bases, offset) - 1, 0)
 
+    # -- transactions ----------------------------------------------------------------
+
+    @property
+    def last_stable_offset(self) -> int:
+        """First offset of the oldest open transaction, else the high watermark; never
+        below the log start (Kafka's ``firstUnstableOffset`` handling)."""
+        first = self.producers.first_unstable_offset()
+        end = self.next_offset
+        if first < 0:
+            return end
+        return min(max(first, self.log_start_offset), end)
+
+    def aborted_transactions(self, start: int, end: int) -> list[tuple[int, int]]:
+        """(producer id, first offset) of the aborted transactions with data in [start, end)."""
+        return self.aborted.collect(start, end)
+
+    def producer_states(self) -> list[ProducerStateView]:
+        return self.producers.views()
+
+    def open_transactions(self) -> dict[int, int]:
+        """Producer id -> first offset of each open transaction, oldest first."""
+        return dict(self.producers.open_txns)
+
+    def append_marker(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        coordinator_epoch: int,
+        now_ms: int | None = None,
+    ) -> int:
+        """Write a COMMIT or ABORT marker for ``producer_id`` and return its offset.
+
+        Raises ProducerFenced (an older producer epoch), CoordinatorFenced (an older
+        coordinator epoch) or StorageError. The caller wakes fetch waiters: the last
+        stable offset may have moved.
+        """
+        now = self._clock_ms() if now_ms is None else now_ms
+        verdict = self.producers.check_marker(producer_id, producer_epoch, coordinator_epoch)
+        if verdict is MarkerCheck.FENCED:
+            raise ProducerFenced(
+                f"producer {producer_id} epoch {producer_epoch} is older than "
+                f"{self.producers.producers[producer_id].epoch} in {self._where}"
+            )
+        if verdict is MarkerCheck.COORDINATOR_FENCED:
+            raise CoordinatorFenced(
+                f"coordinator epoch {coordinator_epoch} for producer {producer_id} is older than "
+                f"{self.producers.producers[producer_id].coordinator_epoch} in {self._where}"
+            )
+        batch: bytes | bytearray = build_marker(producer_id, producer_epoch, commit, coordinator_epoch, now)
+        h = read_header(batch)
+        if self.config.log_append_time:
+            buf = bytearray(batch)
+            set_log_append_time(buf, now)
+            batch, h = buf, read_header(buf)
+        offset = self._write(batch, h, h.max_timestamp, now)
+        first = self.producers.end_txn(
+            producer_id, producer_epoch, coordinator_epoch, offset, h.max_timestamp
+        )
+        if first >= 0 and not commit:
+            entry = AbortedTxn(producer_id, first, offset, self.last_stable_offset)
+            self.aborted.append(entry)
+            try:
+                self.active.append_aborted(entry)
+            except OSError as exc:
+                # The marker is in the log: a restart rebuilds the entry from it.
+                log.error("%s: cannot write the aborted-transaction index: %s", self._where, exc)
+        return offset
+
     # -- appending -------------------------------------------------------------------
 
     def append(
         self, batch: bytes | bytearray | memoryview, h: BatchHeader, now_ms: int | None = None
     ) -> AppendResult:
-        """Append one validated batch. Raises ProducerFenced, OutOfOrderSequence or StorageError."""
+        """Append one validated batch. Raises ProducerFenced, OutOfOrderSequence,
+        InvalidTxnState or StorageError."""
         now = self._clock_ms() if now_ms is None else now_ms
-        idempotent = h.producer_id >= 0 and h.base_sequence >= 0
+        pid = h.producer_id
+        transactional = bool(h.attributes & TRANSACTIONAL)
+        idempotent = pid >= 0 and h.base_sequence >= 0
         if idempotent:
-            verdict, earlier = self.producers.check(
-                h.producer_id, h.producer_epoch, h.base_sequence, h.last_sequence
-            )
+            verdict, earlier = self.producers.check(pid, h.producer_epoch, h.base_sequence, h.last_sequence)
             if verdict is SeqCheck.DUPLICATE and earlier is not None:
                 # A retry gets the answer the original got, append time included.
                 append_time = earlier.timestamp if self.config.log_append_time else -1
                 return AppendResult(earlier.base_offset, append_time, duplicate=True)
             if verdict is SeqCheck.FENCED:
-                raise ProducerFenced(f"producer {h.producer_id} epoch {h.producer_epoch} is fenced")
+                raise ProducerFenced(f"producer {pid} epoch {h.producer_epoch} is fenced")
             if verdict is SeqCheck.OUT_OF_ORDER:
                 raise OutOfOrderSequence(
-                    f"producer {h.producer_id}: sequence {h.base_sequence} does not follow "
-                    f"{self.producers.producers[h.producer_id].last_seq}"
+                    f"producer {pid}: sequence {h.base_sequence} does not follow "
+                    f"{self.producers.producers[pid].last_seq}"
                 )
+        elif transactional and pid >= 0 and self.producers.is_fenced(pid, h.producer_epoch):
+            raise ProducerFenced(f"producer {pid} epoch {h.producer_epoch} is fenced")
+        if not transactional and pid >= 0 and pid in self.producers.open_txns:
+            raise InvalidTxnState(
+                f"producer {pid} sent a non-transactional batch while its transaction is open "
+                f"in {self._where}"
+            )
         batch, h = self._apply_topic_formats(batch, h, now)
         log_append_time = now if self.config.log_append_time else -1
         max_ts = log_append_time if log_append_time >= 0 else h.max_timestamp
+        base = self._write(batch, h, max_ts, now)
+        if idempotent or (transactional and pid >= 0):
+            self.producers.record(
+                pid,
+                h.producer_epoch,
+                h.base_sequence,
+                h.last_sequence,
+                base,
+                base + h.last_offset_delta,
+                max_ts,
+                transactional,
+            )
+        return AppendResult(base, log_append_time)
+
+    def _write(self, batch: bytes | bytearray | memoryview, h: BatchHeader, max_ts: int, now: int) -> int:
+        """Put a batch at the log end (rolling first if due); returns its base offset."""
         if self._should_roll(h.size, max_ts, now):
             self.roll(now)
         seg = self.active
@@ -259,23 +296,12 @@ class PartitionLog:
             seg.append(parts, base, base + h.last_offset_delta + 1, max_ts, self.config.index_interval_bytes)
         except OSError as exc:
             raise StorageError(
-                f"{self.topic}-{self.partition}: write failed: "
-                f"{exc.strerror or errno.errorcode.get(exc.errno or 0, exc)}"
+                f"{self._where}: write failed: {exc.strerror or errno.errorcode.get(exc.errno or 0, exc)}"
             ) from exc
-        if idempotent:
-            self.producers.record(
-                h.producer_id,
-                h.producer_epoch,
-                h.base_sequence,
-                h.last_sequence,
-                base,
-                base + h.last_offset_delta,
-                max_ts,
-            )
         self.unflushed += h.count
         if self.unflushed >= self.config.flush_messages or now - self.last_flush_ms >= self.config.flush_ms:
             self.flush(now)
-        return AppendResult(base, log_append_time)
+        return base
 
     def _apply_topic_formats(
         self, batch: bytes | bytearray | memoryview, h: BatchHeader, now: int
@@ -342,20 +368,30 @@ class PartitionLog:
         """Whole batches starting with the one that holds ``offset``."""
         return self.read_span(offset, max_bytes, min_one)[0]
 
-    def read_span(self, offset: int, max_bytes: int, min_one: bool = True) -> tuple[bytes, int]:
-        """``read``, and the offset after the last batch read (-1 when nothing was)."""
+    def read_span(
+        self, offset: int, max_bytes: int, min_one: bool = True, below: int = -1
+    ) -> tuple[bytes, int]:
+        """``read``, and the offset after the last batch read (-1 when nothing was).
+
+        With ``below`` >= 0 (read_committed: the last stable offset) only batches before
+        that offset are returned; it always falls between batches.
+        """
         end = self.next_offset
         if offset < self.log_start_offset or offset > end:
             raise OffsetOutOfRange(
-                f"offset {offset} is outside [{self.log_start_offset}, {end}] "
-                f"of {self.topic}-{self.partition}"
+                f"offset {offset} is outside [{self.log_start_offset}, {end}] of {self._where}"
             )
+        if 0 <= below <= offset:
+            return b"", -1
         i = self.segment_for(offset)
         while i < len(self.segments):
             seg = self.segments[i]
             pos = seg.find_position(offset)
             if pos is not None:
-                return seg.read_span(pos, max_bytes, min_one)
+                data, after = seg.read_span(pos, max_bytes, min_one)
+                if 0 <= below < after:
+                    return _cut_before(data, below)
+                return data, after
             i += 1
         return b"", -1
 
@@ -424,27 +460,40 @@ class PartitionLog:
             self._drop_first()
         return self.log_start_offset
 
-    def replace_segments(self, old_bases: tuple[int, ...], replacement: str) -> Segment:
+    def replace_segments(
+        self,
+        old_bases: tuple[int, ...],
+        replacement: str,
+        txn_replacement: str | None = None,
+        aborted: tuple[AbortedTxn, ...] = (),
+    ) -> Segment:
         """Put the segment file ``replacement`` in place of the consecutive segments starting
-        at ``old_bases`` (compaction). The caller holds ``cleaning``."""
+        at ``old_bases`` (compaction), with ``txn_replacement`` (its txnindex swap) holding
+        ``aborted``. The caller holds ``cleaning``."""
         first = self._bases.index(old_bases[0])
         old = self.segments[first : first + len(old_bases)]
         if tuple(s.base_offset for s in old) != old_bases or first + len(old) >= len(self.segments):
-            raise ValueError(f"{self.topic}-{self.partition}: segments changed under the cleaner")
+            raise ValueError(f"{self._where}: segments changed under the cleaner")
         next_base = self.segments[first + len(old)].base_offset
         for seg in old:
             seg.delete_files()
-        os.rename(replacement, os.path.join(self.dir, segment_name(old_bases[0]) + ".log"))
+        stem = os.path.join(self.dir, segment_name(old_bases[0]))
+        # The txnindex before the log: see recovery.complete_swaps for why this order.
+        if txn_replacement is not None:
+            recovery.install_txn_swap(txn_replacement, stem + ".txnindex")
+        os.rename(replacement, stem + ".log")
         seg = Segment(self.dir, old_bases[0])
         seg.open_existing(next_base, self.config.index_interval_bytes)
         self.segments[first : first + len(old)] = [seg]
         self._bases[first : first + len(old)] = [seg.base_offset]
+        self.aborted.replace(old_bases[0], next_base, list(aborted))
         return seg
 
     def _drop_first(self) -> None:
         seg = self.segments.pop(0)
         self._bases.pop(0)
         seg.delete_files()
+        self.aborted.drop_below(self.segments[0].base_offset if self.segments else seg.next_offset)
 
     def delete_expired(self, now: int) -> int:
         """Apply retention.ms and retention.bytes; returns segments deleted."""
@@ -482,7 +531,7 @@ class PartitionLog:
             self.flush()
             self._write_snapshot(self.next_offset)
         except OSError as exc:
-            log.warning("%s-%d: flush on close failed: %s", self.topic, self.partition, exc)
+            log.warning("%s: flush on close failed: %s", self._where, exc)
         for seg in self.segments:
             seg.close()
 
@@ -491,6 +540,19 @@ class PartitionLog:
         self.closed = True
         for seg in self.segments:
             seg.close()
+
+
+def _cut_before(data: bytes, offset: int) -> tuple[bytes, int]:
+    """The whole batches of ``data`` that end before ``offset``, and the offset after them."""
+    pos = 0
+    after = -1
+    while pos + 12 <= len(data):
+        base, length = OFFSET_AND_LENGTH.unpack_from(data, pos)
+        if base >= offset:
+            break
+        pos += length + 12
+        after = read_header(data, pos - length - 12).last_offset + 1
+    return data[:pos], after
 
 
 def _record_time(h: BatchHeader, timestamp_delta: int) -> int:

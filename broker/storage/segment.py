@@ -1,4 +1,5 @@
-"""One log segment: a ``.log`` file of record batches plus its ``.index`` and ``.timeindex``."""
+"""One log segment: a ``.log`` file of record batches plus its ``.index`` and ``.timeindex``,
+and a ``.txnindex`` once an aborted transaction ends in it."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from broker.storage.batch import (
     BatchHeader,
 )
 from broker.storage.index import OffsetIndex, TimeIndex
+from broker.storage.txn_index import AbortedTxn, append_file, fsync_file
 
 # Enough of a header to know where a batch ends and which offsets it holds.
 _SHORT_HEADER: Final = struct.Struct(">qiibIhi")  # up to lastOffsetDelta (27 bytes)
@@ -50,6 +52,8 @@ class Segment:
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.index = OffsetIndex(stem + ".index", base_offset)
         self.time_index = TimeIndex(stem + ".timeindex", base_offset)
+        self.txn_index_path = stem + ".txnindex"
+        self._txn_index_unsynced = False
         self.size = os.fstat(self._fd).st_size
         self.next_offset = base_offset  # one past the last offset held
         self.max_timestamp = -1
@@ -173,6 +177,11 @@ class Segment:
         self._track(pos, base_offset, total, max_ts, index_interval)
         self.next_offset = next_offset
 
+    def append_aborted(self, entry: AbortedTxn) -> None:
+        """Record an aborted transaction whose marker this segment holds."""
+        append_file(self.txn_index_path, entry)
+        self._txn_index_unsynced = True
+
     def time_waited_for_roll(self, incoming_ts: int, now_ms: int) -> int:
         if self.first_batch_ts >= 0:
             return incoming_ts - self.first_batch_ts
@@ -261,6 +270,9 @@ class Segment:
         os.fsync(self._fd)
         self.index.flush()
         self.time_index.flush()
+        if self._txn_index_unsynced:
+            fsync_file(self.txn_index_path)
+            self._txn_index_unsynced = False
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -271,6 +283,6 @@ class Segment:
 
     def delete_files(self) -> None:
         self.close()
-        for path in (self.path, self.index.path, self.time_index.path):
+        for path in (self.path, self.index.path, self.time_index.path, self.txn_index_path):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
