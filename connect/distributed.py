@@ -35,6 +35,7 @@ from connect.runtime.client_security import ClientSecurityError, librdkafka_secu
 from connect.runtime.config import DistributedConfig
 from connect.runtime.embedded_broker import EmbeddedBrokerHandle, start_embedded_broker
 from connect.runtime.embedded_registry import EmbeddedRegistryHandle, start_embedded_registry
+from connect.runtime.exactly_once import leader_transactional_id
 from connect.runtime.heap import freeze_startup_heap
 from connect.runtime.plugins import Plugins
 from connect.runtime.properties import PropertiesError, PropertiesFile, load
@@ -152,12 +153,17 @@ async def start(config: DistributedConfig) -> DistributedRuntime:
         except ClientSecurityError as exc:
             raise StartupError(str(exc)) from None
         base = f"connect-{config.group_id}-"
+        # Exactly-once sources (KIP-618): the leader writes the config topic transactionally
+        # once support is being prepared; offsets are written in the tasks' transactions once
+        # it is enabled, and both topics are then read committed.
+        eos = config.exactly_once_source_support
         configs = KafkaConfigBackingStore(
             config.bootstrap_servers,
             config.config_storage_topic,
             replication_factor=config.config_storage_replication_factor,
             client_settings=clients,
             client_id_base=base,
+            transactional_id=leader_transactional_id(config.group_id) if eos != "disabled" else None,
         )
         statuses = KafkaStatusBackingStore(
             config.bootstrap_servers,
@@ -175,6 +181,7 @@ async def start(config: DistributedConfig) -> DistributedRuntime:
             client_settings=clients,
             client_id_base=base,
             write_timeout=config.offset_flush_timeout_ms / 1000,
+            read_committed=eos == "enabled",
         )
         worker = Worker("starting", config, plugins, offsets, statuses)
 
@@ -188,6 +195,7 @@ async def start(config: DistributedConfig) -> DistributedRuntime:
                 client_settings=clients,
                 client_id_base=base,
                 write_timeout=config.offset_flush_timeout_ms / 1000,
+                read_committed=eos == "enabled",
             )
 
         worker.connector_offsets = connector_offsets

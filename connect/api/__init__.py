@@ -41,6 +41,7 @@ from connect.api.config import (
 from connect.api.connector import (
     Connector,
     ConnectorContext,
+    ConnectorTransactionBoundaries,
     ExactlyOnceSupport,
     SinkConnector,
     SinkConnectorContext,
@@ -87,6 +88,7 @@ from connect.api.task import (
     SourceTask,
     SourceTaskContext,
     Task,
+    TransactionContext,
     partition_key,
 )
 from connect.api.transforms import FunctionTransformation, Predicate, Transformation
@@ -103,6 +105,7 @@ __all__ = [
     "Connector",
     "ConnectorConfig",
     "ConnectorContext",
+    "ConnectorTransactionBoundaries",
     "ConvertedBatch",
     "Converter",
     "DataException",
@@ -149,6 +152,7 @@ __all__ = [
     "Timestamp",
     "TimestampType",
     "TopicPartition",
+    "TransactionContext",
     "Transformation",
     "Type",
     "ValueRun",

@@ -67,11 +67,15 @@ class SinkConnectorContext(ConnectorContext):
 
 
 class ExactlyOnceSupport(enum.Enum):
+    """What ``SourceConnector.exactly_once_support`` answers (KIP-618)."""
+
     SUPPORTED = "SUPPORTED"
     UNSUPPORTED = "UNSUPPORTED"
 
 
 class ConnectorTransactionBoundaries(enum.Enum):
+    """What ``SourceConnector.can_define_transaction_boundaries`` answers (KIP-618)."""
+
     SUPPORTED = "SUPPORTED"
     UNSUPPORTED = "UNSUPPORTED"
 
@@ -128,11 +132,15 @@ class SourceConnector(Connector):
     context: SourceConnectorContext
 
     def exactly_once_support(self, props: Mapping[str, str]) -> ExactlyOnceSupport | None:
-        """Whether this connector can deliver exactly once with this configuration;
-        None means it does not say."""
+        """Whether this connector can deliver exactly once with this configuration (its
+        offsets say exactly where to resume, and a task resumed from them re-reads nothing
+        it already returned); None means it does not say. Asked when a connector with
+        ``exactly.once.support=required`` is validated."""
         return None
 
     def can_define_transaction_boundaries(self, props: Mapping[str, str]) -> ConnectorTransactionBoundaries:
+        """SUPPORTED when its tasks draw their own transaction boundaries through
+        ``SourceTaskContext.transaction_context()`` (``transaction.boundary=connector``)."""
         return ConnectorTransactionBoundaries.UNSUPPORTED
 
     def alter_offsets(

@@ -70,7 +70,14 @@ def partition_key(partition: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
 
 
 class TransactionContext(ABC):
-    """Exactly-once source tasks that define their own transaction boundaries use this."""
+    """Exactly-once source tasks that define their own transaction boundaries use this
+    (``transaction.boundary=connector``, KIP-618). Requests may come from any thread.
+
+    ``commit_transaction()`` commits after the records of the current ``poll`` batch were
+    sent; ``commit_transaction(record)`` right after ``record`` (an object this task's
+    ``poll`` returned) was sent. ``abort_transaction`` likewise drops the records of the
+    transaction; their offsets are committed all the same, so they are not read again.
+    """
 
     @abstractmethod
     def commit_transaction(self, record: SourceRecord | None = None) -> None: ...
@@ -94,7 +101,8 @@ class SourceTaskContext(TaskContext):
     def offset_storage_reader(self) -> OffsetStorageReader: ...
 
     def transaction_context(self) -> TransactionContext | None:
-        """None unless exactly-once support is enabled for this connector."""
+        """The context a task draws its transaction boundaries with; None unless the worker
+        runs exactly-once sources and the connector has ``transaction.boundary=connector``."""
         return None
 
 

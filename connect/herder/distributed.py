@@ -68,6 +68,7 @@ from connect.herder.protocol import (
     encode_metadata,
 )
 from connect.herder.request_signing import SessionKey, generate_key, sign, verify
+from connect.herder.zombie_fencing import ZombieFencing
 from connect.rest.tls import worker_client_context
 from connect.runtime.config import DistributedConfig
 from connect.runtime.metrics import RebalanceMetrics
@@ -134,6 +135,7 @@ class DistributedHerder(OffsetsEndpoints):
         # records restart only the tasks whose configs they actually change.
         self._started_with: dict[ConnectorTaskId, tuple[dict[str, str], dict[str, str]]] = {}
         self._http: httpx.AsyncClient | None = None
+        self.fencing = ZombieFencing(self)
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -201,6 +203,7 @@ class DistributedHerder(OffsetsEndpoints):
                     continue
                 await self._process_config_events()
                 if self.is_leader:
+                    await self.claim_write_privileges()  # again, if a failed write gave them up
                     await self._maybe_rotate_session_key()
                 await self._wait_for_work()
             except asyncio.CancelledError:
@@ -311,6 +314,16 @@ class DistributedHerder(OffsetsEndpoints):
             return
         self.assignment = assignment
         self.leader_url = assignment.leader_url
+        if self.configs.uses_transactions:
+            # The leader alone writes the config topic: its transactional producer fences
+            # any earlier leader's (Kafka's claimWritePrivileges).
+            if self.is_leader:
+                try:
+                    await self.claim_write_privileges()
+                except ConnectException as exc:
+                    log.error("could not claim write privileges for the config topic: %s", exc)
+            else:
+                await self.blocking(self.configs.relinquish_write_privileges)
         revoked = assignment.revoked()
         assigned = assignment.assigned()
         before = self.allocation
@@ -405,12 +418,17 @@ class DistributedHerder(OffsetsEndpoints):
         if connector_config is None or task_config is None:
             return
         self._started_with[task] = (dict(connector_config), dict(task_config))
+        fence = verify_task = None
+        if self.worker.exactly_once_enabled and self.connector_type(connector_config) == "source":
+            fence, verify_task = self.fencing.preflight(task), self.fencing.verifier(task)
         await self.blocking(
             self.worker.start_task,
             task,
             dict(connector_config),
             dict(task_config),
             snapshot.target_state(task.connector),
+            fence,
+            verify_task,
         )
 
     def _request_reconfiguration(self, name: str) -> None:
@@ -569,6 +587,22 @@ class DistributedHerder(OffsetsEndpoints):
             self.statuses.on_status(name, task.task, Status(State.RESTARTING, self.worker_id))
             await self.blocking(self.worker.stop_and_await_tasks, [task])
             await self._start_task(task, snapshot)
+
+    # -- exactly-once sources (KIP-618) ---------------------------------------------------
+
+    async def claim_write_privileges(self) -> None:
+        if self.configs.uses_transactions and self.is_leader:
+            await self.blocking(self.configs.claim_write_privileges)
+
+    async def fence_zombies(self, name: str, headers: Mapping[str, str], body: bytes) -> None:
+        """``PUT /connectors/{name}/fence``: a worker's signed request for a round of zombie
+        fencing before its exactly-once tasks start (leader only)."""
+        problem = verify(self._session_key, self.config.inter_worker_verification_algorithms, headers, body)
+        if problem is not None:
+            from connect.herder.base import RequestError
+
+            raise RequestError(403, problem)
+        await self.fencing.fence(name)
 
     # -- session keys -------------------------------------------------------------------
 

@@ -437,6 +437,16 @@ def create_app(herder: Herder) -> FastAPI:
         await accept(connector, [as_strings(c) for c in configs], dict(request.headers), raw)
         return Response(status_code=204)
 
+    @app.put("/connectors/{connector}/fence", status_code=204, include_in_schema=False)
+    async def fence_zombies(connector: str, request: Request) -> Response:
+        # Internal (KIP-618): a worker about to start exactly-once tasks asks the leader to
+        # fence the producers of their older generation; signed like the task configs.
+        fence = getattr(herder, "fence_zombies", None)
+        if fence is None:
+            raise NotFoundException("HTTP 404 Not Found")  # only distributed workers take these
+        await fence(connector, dict(request.headers), await request.body())
+        return Response(status_code=204)
+
     # -- offsets (KIP-875) ----------------------------------------------------------------
 
     @app.get("/connectors/{connector}/offsets", summary="Committed offsets")

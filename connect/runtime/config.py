@@ -483,6 +483,17 @@ class SinkRuntimeConfig(ConnectorRuntimeConfig):
         return re.compile(self.topics_regex) if self.topics_regex else None
 
 
+_EXACTLY_ONCE_SUPPORT_DOC = (
+    'Permitted values are requested, required. If set to "required", forces a preflight check for the '
+    "connector to ensure that it can provide exactly-once semantics with the given configuration. Some "
+    "connectors may be capable of providing exactly-once semantics but not signal to Connect that they "
+    "support this; in that case, documentation for the connector should be consulted carefully before "
+    'creating it, and the value for this property should be set to "requested". Additionally, if the value '
+    'is set to "required" but the worker that performs preflight validation does not have exactly-once '
+    "support enabled for source connectors, requests to create or validate the connector will fail."
+)
+
+
 class SourceRuntimeConfig(ConnectorRuntimeConfig):
     topic_creation_groups: CommaList = Field(
         default_factory=list,
@@ -492,14 +503,58 @@ class SourceRuntimeConfig(ConnectorRuntimeConfig):
     exactly_once_support: Literal["requested", "required"] = Field(
         "requested",
         alias="exactly.once.support",
-        json_schema_extra=importance("MEDIUM", group="Exactly Once"),
+        description=_EXACTLY_ONCE_SUPPORT_DOC,
+        json_schema_extra=importance(
+            "MEDIUM", group="Exactly Once Support", display_name="Exactly once support", width="SHORT"
+        ),
     )
     transaction_boundary: Literal["poll", "interval", "connector"] = Field(
-        "poll", alias="transaction.boundary", json_schema_extra=importance("MEDIUM", group="Exactly Once")
+        "poll",
+        alias="transaction.boundary",
+        description="Permitted values are: poll, interval, connector. If set to 'poll', a new producer "
+        "transaction will be started and committed for every batch of records that each task from this "
+        "connector provides to Connect. If set to 'connector', relies on connector-defined transaction "
+        "boundaries; note that not all connectors are capable of defining their own transaction boundaries, "
+        "and in that case, attempts to instantiate a connector with this value will fail. Finally, if set to "
+        "'interval', commits transactions only after a user-defined time interval has passed.",
+        json_schema_extra=importance(
+            "MEDIUM", group="Exactly Once Support", display_name="Transaction Boundary", width="SHORT"
+        ),
+    )
+    transaction_boundary_interval_ms: int | None = Field(
+        None,
+        alias="transaction.boundary.interval.ms",
+        ge=0,
+        description="If 'transaction.boundary' is set to 'interval', determines the interval for producer "
+        "transaction commits by connector tasks. If unset, defaults to the value of the worker-level "
+        "'offset.flush.interval.ms' property. It has no effect if a different transaction.boundary is "
+        "specified.",
+        json_schema_extra=importance(
+            "LOW",
+            group="Exactly Once Support",
+            display_name="Transaction boundary interval",
+            width="SHORT",
+            kafka_type="LONG",
+        ),
     )
     offsets_storage_topic: str | None = Field(
-        None, alias="offsets.storage.topic", json_schema_extra=importance("LOW", group="Offsets")
+        None,
+        alias="offsets.storage.topic",
+        min_length=1,
+        description="The name of a separate offsets topic to use for this connector. If empty or not "
+        "specified, the worker's global offsets topic name will be used. If specified, the offsets topic "
+        "will be created if it does not already exist on the Kafka cluster targeted by this connector. Only "
+        "applicable in distributed mode; in standalone mode, setting this property will have no effect.",
+        json_schema_extra=importance(
+            "LOW", group="offsets.topic", display_name="Offsets topic", width="LONG"
+        ),
     )
+
+    @field_validator("exactly_once_support", "transaction_boundary", mode="before")
+    @classmethod
+    def _case_insensitive(cls, v: Any) -> Any:
+        # Kafka's CaseInsensitiveValidString: "REQUIRED" and " Poll " are accepted.
+        return v.strip().lower() if isinstance(v, str) else v
 
 
 def is_sink(cls: type) -> bool:

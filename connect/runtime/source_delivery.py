@@ -9,63 +9,125 @@ Kafka's ``AbstractWorkerSourceTask`` plugs in ``prepareToSendRecord``/``recordSe
 - ``PerRecordAcks`` (for tasks that override ``SourceTask.commit_record``): a delivery
   report per record, ``commit_record`` called with its metadata, offsets committed as far
   as the acknowledged run at the head of each source partition (``SubmittedRecords``).
+- ``Transactional`` (exactly once, KIP-618, ``connect.runtime.exactly_once``): a
+  transaction begun at the first record, the offsets of what was sent written by the same
+  producer into it, committed at the boundary (``transaction.boundary``); an abort drops
+  both.
 
-Transactional exactly once (KIP-618) plugs in here as a third implementation: begin a
-transaction at the first record of a batch, and commit the offsets inside it.
+The runner asks ``commit_due`` after each send, after each poll's batch, while paused and
+when the task stops, and calls ``commit`` when it says so.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
-from confluent_kafka import KafkaError, Producer
+from confluent_kafka import KafkaError, KafkaException, Producer
 
+from connect.api.errors import ConnectException
 from connect.api.records import SourceRecord
 from connect.api.task import RecordMetadata, SourceTask, partition_key
+from connect.runtime.exactly_once import (
+    ExactlyOnceSetup,
+    WorkerTransactionContext,
+    key_partition,
+    transactional_producer_config,
+)
 from connect.runtime.submitted_records import PartitionKey, SubmittedRecord, SubmittedRecords
+from connect.storage.offsets import OffsetStorageWriter, offset_key, offset_value
 
 log = logging.getLogger(__name__)
 
 Offsets = list[tuple[Mapping[str, Any], Mapping[str, Any]]]
+# When the runner asks whether to commit: after a send, after a poll's whole batch was sent
+# (or an empty poll), while paused (Kafka's onPause commits an exactly-once transaction),
+# and when the task stops.
+CommitPoint = Literal["send", "batch", "pause", "stop"]
 
 
 class DeliveryHooks(Protocol):
+    #: Offsets are noted once per run of one source partition (``note_run``) and no record
+    #: gets a delivery callback: the runner's fast paths apply.
+    notes_runs: bool
+
     def producer_config(self, base: dict[str, Any]) -> dict[str, Any]:
         """The producer's settings for these semantics."""
+        ...
+
+    def start(self, producer: Producer) -> None:
+        """The producer exists and the task has not started yet (exactly once: fence, init
+        the transactions, read the offsets committed so far)."""
+        ...
+
+    def sending(self, producer: Producer) -> None:
+        """Records of a poll are about to be handed to the producer."""
+        ...
+
+    def note_run(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> None:
+        """The newest offset of a run of sent records of one source partition (``notes_runs``)."""
         ...
 
     def on_delivery(self, record: SourceRecord) -> Callable[[Any, Any], None] | None:
         """The per-record delivery callback, or None when the producer reports only failures."""
         ...
 
-    def sent(self, record: SourceRecord) -> None:
-        """``record`` was handed to the producer (after its on_delivery was made)."""
+    def sent(self, record: SourceRecord) -> bool | None:
+        """``record`` was handed to the producer (after its on_delivery was made); true when
+        a commit is due right after it (a connector-defined transaction boundary)."""
         ...
 
-    def dropped(self, record: SourceRecord) -> None:
+    def dropped(self, record: SourceRecord) -> bool | None:
         """``record`` was filtered out by a transformation or skipped by error tolerance: its
-        offset counts as done, in order, as Kafka's ``recordDropped`` does."""
+        offset counts as done, in order, as Kafka's ``recordDropped`` does. True as ``sent``."""
         ...
 
-    def committable(self, producer: Producer, flush_timeout_s: float) -> Offsets | None:
-        """The offsets that may be written now; None when the producer could not confirm
-        what was sent in time (nothing is committed then)."""
+    def commit_due(self, elapsed_s: float, interval_s: float, point: CommitPoint) -> bool:
+        """Whether to commit now, ``elapsed_s`` after the last commit."""
+        ...
+
+    def commit(self, producer: Producer, flush_timeout_s: float) -> Offsets | None:
+        """Make the offsets of what was sent durable; the offsets committed, None when that
+        is not possible now (at least once: the producer did not confirm in time; nothing
+        is committed then). Exactly once raises ``ConnectException`` when the transaction
+        fails (the task fails; the transaction is aborted)."""
+        ...
+
+    def close(self, producer: Producer | None, failed: bool) -> None:
+        """The task ends; ``failed``: without a final commit."""
         ...
 
 
 class BulkAcks:
     """At least once with the fewest Python calls: commit after a flush confirmed all."""
 
-    def __init__(self, task_name: str, on_failure: Callable[[Any, Any], None]) -> None:
+    notes_runs = True
+
+    def __init__(
+        self, task_name: str, on_failure: Callable[[Any, Any], None], writer: OffsetStorageWriter
+    ) -> None:
         self._name = task_name
         self._on_failure = on_failure
+        self._writer = writer
         # The newest offset of each source partition, noted in order as records go out.
         self._latest: dict[PartitionKey, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
 
     def producer_config(self, base: dict[str, Any]) -> dict[str, Any]:
         return {**base, "delivery.report.only.error": True, "on_delivery": self._on_failure}
+
+    def start(self, producer: Producer) -> None:
+        pass
+
+    def sending(self, producer: Producer) -> None:
+        pass
+
+    def close(self, producer: Producer | None, failed: bool) -> None:
+        pass
+
+    def commit_due(self, elapsed_s: float, interval_s: float, point: CommitPoint) -> bool:
+        return point == "stop" or elapsed_s >= interval_s
 
     def on_delivery(self, record: SourceRecord) -> None:
         return None
@@ -82,7 +144,7 @@ class BulkAcks:
         runner notes once per run instead of ``sent`` per record."""
         self._latest[partition_key(partition)] = (partition, offset)
 
-    def committable(self, producer: Producer, flush_timeout_s: float) -> Offsets | None:
+    def commit(self, producer: Producer, flush_timeout_s: float) -> Offsets | None:
         if not self._latest:
             return []
         remaining = producer.flush(flush_timeout_s)
@@ -96,26 +158,45 @@ class BulkAcks:
             return None
         offsets = list(self._latest.values())
         self._latest = {}
-        return offsets
+        return _written(self._writer, offsets, self._name)
 
 
 class PerRecordAcks:
     """A delivery report per record, for tasks that want ``commit_record``."""
+
+    notes_runs = False
 
     def __init__(
         self,
         task: SourceTask,
         task_name: str,
         tolerate_failed_send: Callable[[KafkaError, Any, SourceRecord | None], bool],
+        writer: OffsetStorageWriter,
     ) -> None:
         self._task = task
         self._name = task_name
         self._tolerate = tolerate_failed_send
+        self._writer = writer
         self._submitted = SubmittedRecords()
         self._slot: list[SubmittedRecord] = []
 
     def producer_config(self, base: dict[str, Any]) -> dict[str, Any]:
         return dict(base)
+
+    def start(self, producer: Producer) -> None:
+        pass
+
+    def sending(self, producer: Producer) -> None:
+        pass
+
+    def note_run(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> None:
+        raise AssertionError("per-record acks note every record")
+
+    def close(self, producer: Producer | None, failed: bool) -> None:
+        pass
+
+    def commit_due(self, elapsed_s: float, interval_s: float, point: CommitPoint) -> bool:
+        return point == "stop" or elapsed_s >= interval_s
 
     def on_delivery(self, record: SourceRecord) -> Callable[[Any, Any], None]:
         # The record is registered after produce() accepted it (a refused produce leaves
@@ -154,10 +235,237 @@ class PerRecordAcks:
         except Exception:
             log.exception("%s: commit_record() raised; continuing", self._name)
 
-    def committable(self, producer: Producer, flush_timeout_s: float) -> Offsets | None:
+    def commit(self, producer: Producer, flush_timeout_s: float) -> Offsets | None:
         producer.poll(0)
-        return list(self._submitted.committable().offsets.values())
+        offsets = list(self._submitted.committable().offsets.values())
+        return _written(self._writer, offsets, self._name) if offsets else offsets
+
+
+def _written(writer: OffsetStorageWriter, offsets: Offsets, task_name: str) -> Offsets | None:
+    """``offsets`` once the store has them; None (logged) when it refused them."""
+    try:
+        writer.write(offsets)
+    except Exception:
+        log.exception("%s: failed to commit offsets", task_name)
+        return None
+    return offsets
 
 
 def wants_per_record_acks(task: SourceTask) -> bool:
     return type(task).commit_record is not SourceTask.commit_record
+
+
+# How long a commit or an abort may block (Kafka's max.block.ms).
+_TXN_CALL_TIMEOUT_S = 60.0
+_REFRESH_STEP_S = 5.0
+
+
+class Transactional:
+    """Exactly once (KIP-618): every record and the offsets it advances in one transaction.
+
+    The transaction begins when a poll's records start going out and is committed at the
+    boundary (``poll``: after each poll's batch; ``interval``: the first batch after the
+    interval; ``connector``: where the task's ``TransactionContext`` asks), with the offsets
+    of what was sent written first by the same producer into the connector's offsets topic.
+    The worker's global store gets a copy after the commit when it is another topic. An
+    aborted transaction (a connector's request) drops its records; its offsets are still
+    committed, in a transaction of their own, so the task does not read them again
+    (Kafka's rule). A failed task's open transaction is aborted.
+    """
+
+    def __init__(
+        self,
+        task: SourceTask,
+        task_name: str,
+        setup: ExactlyOnceSetup,
+        boundary: str,
+        interval_s: float | None,
+        context: WorkerTransactionContext | None,
+        on_failure: Callable[[Any, Any], None],
+        stopping: threading.Event,
+    ) -> None:
+        self._task = task
+        self._name = task_name
+        self._setup = setup
+        self._boundary = boundary
+        self._interval_s = interval_s
+        self._context = context
+        self._on_failure = on_failure
+        self._stopping = stopping
+        self._commit_records = wants_per_record_acks(task)
+        # Offsets and record callbacks follow each record where the connector draws the
+        # boundaries or wants commit_record; otherwise the runner's fast paths note runs.
+        self.notes_runs = boundary != "connector" and not self._commit_records
+        self._open = False
+        self._latest: dict[PartitionKey, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
+        # (record, [metadata]) of this transaction, for commit_record after the commit.
+        self._sent: list[tuple[SourceRecord, list[RecordMetadata | None]]] = []
+        self._producer: Producer | None = None
+
+    def producer_config(self, base: dict[str, Any]) -> dict[str, Any]:
+        config = transactional_producer_config(base, self._setup.transactional_id)
+        if self._commit_records:
+            return config
+        return {**config, "delivery.report.only.error": True, "on_delivery": self._on_failure}
+
+    def start(self, producer: Producer) -> None:
+        self._producer = producer
+        if self._setup.fence is not None:
+            self._setup.fence()
+        if self._stopping.is_set():
+            return  # do not fence out a later generation by accident
+        try:
+            producer.init_transactions(_TXN_CALL_TIMEOUT_S)
+        except KafkaException as exc:
+            raise ConnectException(
+                f"{self._name}: could not initialize transactions of producer "
+                f"{self._setup.transactional_id}: {exc.args[0].str()}"
+            ) from exc
+        if self._setup.verify is not None:
+            self._setup.verify()
+        # Offsets are read committed: an older incarnation's open transaction, aborted by the
+        # init above, no longer holds them back; other tasks' transactions may, briefly.
+        while not self._stopping.is_set() and not self._setup.refresh(_REFRESH_STEP_S):
+            log.warning(
+                "%s: still reading the committed offsets of %s", self._name, self._setup.offsets_topic
+            )
+
+    def sending(self, producer: Producer) -> None:
+        if not self._open:
+            try:
+                producer.begin_transaction()
+            except KafkaException as exc:
+                raise ConnectException(f"{self._name}: could not begin a transaction: {exc}") from exc
+            self._open = True
+
+    def on_delivery(self, record: SourceRecord) -> Callable[[Any, Any], None] | None:
+        if not self._commit_records:
+            return None
+        slot: list[RecordMetadata | None] = [None]
+        self._sent.append((record, slot))
+
+        def done(err: KafkaError | None, msg: Any) -> None:
+            if err is not None:
+                self._on_failure(err, msg)
+                return
+            ts = msg.timestamp()
+            slot[0] = RecordMetadata(
+                msg.topic(), msg.partition(), msg.offset(), ts[1] if ts and ts[1] > 0 else None
+            )
+
+        return done
+
+    def note_run(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> None:
+        self._latest[partition_key(partition)] = (partition, offset)
+
+    def sent(self, record: SourceRecord) -> bool | None:
+        sp, so = record.source_partition, record.source_offset
+        if sp is not None and so is not None:
+            self._latest[partition_key(sp)] = (sp, so)
+        return self._boundary_after(record)
+
+    def dropped(self, record: SourceRecord) -> bool | None:
+        if self._commit_records:
+            self._sent.append((record, [None]))
+        return self.sent(record)
+
+    def _boundary_after(self, record: SourceRecord) -> bool | None:
+        context = self._context
+        if context is None:
+            return None
+        if context.should_abort_on(record):
+            log.info(
+                "%s: aborting the transaction at a record of topic %s as the task asked",
+                self._name,
+                record.topic,
+            )
+            self._abort()
+            return True  # its offsets are committed all the same
+        return context.should_commit_on(record)
+
+    def commit_due(self, elapsed_s: float, interval_s: float, point: CommitPoint) -> bool:
+        if point == "send":
+            return False
+        if self._boundary == "poll":
+            return self._open or bool(self._latest)
+        if self._boundary == "interval":
+            every = self._interval_s if self._interval_s is not None else interval_s
+            return point in ("pause", "stop") or elapsed_s >= every
+        assert self._context is not None
+        if self._context.should_abort_batch():
+            log.info("%s: aborting the transaction of this batch as the task asked", self._name)
+            self._abort()
+            return True
+        return self._context.should_commit_batch()
+
+    def commit(self, producer: Producer, flush_timeout_s: float) -> Offsets | None:
+        if not self._open and not self._latest:
+            return []
+        self.sending(producer)  # an aborted transaction's offsets go in a new one
+        offsets = list(self._latest.values())
+        setup = self._setup
+        written: dict[bytes, bytes | None] = {}
+        try:
+            for partition, offset in offsets:
+                key, value = offset_key(setup.connector, partition), offset_value(offset)
+                written[key] = value
+                producer.produce(
+                    setup.offsets_topic, value, key, key_partition(key, setup.offsets_partitions)
+                )
+            producer.commit_transaction(_TXN_CALL_TIMEOUT_S)
+        except KafkaException as exc:
+            raise ConnectException(_commit_failure(self._name, exc.args[0])) from exc
+        except BufferError as exc:
+            raise ConnectException(f"{self._name}: the producer's queue is full of offsets") from exc
+        self._open = False
+        self._latest = {}
+        if setup.secondary is not None:
+            try:
+                setup.secondary.set(written)
+            except Exception as exc:
+                log.warning(
+                    "%s: offsets committed, but not copied to the worker's offsets topic: %s", self._name, exc
+                )
+        sent, self._sent = self._sent, []
+        for record, slot in sent:
+            try:
+                self._task.commit_record(record, slot[0])
+            except Exception:
+                log.exception("%s: commit_record() raised; continuing", self._name)
+        return offsets
+
+    def _abort(self) -> None:
+        if not self._open or self._producer is None:
+            log.warning("%s: ignoring the task's request to abort: the transaction is empty", self._name)
+            return
+        try:
+            self._producer.abort_transaction(_TXN_CALL_TIMEOUT_S)
+        except KafkaException as exc:
+            raise ConnectException(
+                f"{self._name}: could not abort the transaction: {exc.args[0].str()}"
+            ) from exc
+        self._open = False
+        self._sent = [(r, [None]) for r, _ in self._sent]  # dropped: no metadata
+
+    def close(self, producer: Producer | None, failed: bool) -> None:
+        # What is still open was not committed (a failure, or a boundary the connector never
+        # drew): abort it now rather than leave the partitions' last stable offset behind
+        # until the transaction times out.
+        if producer is None or not self._open:
+            return
+        try:
+            producer.abort_transaction(5.0)
+        except KafkaException as exc:
+            log.info("%s: the open transaction could not be aborted (%s); it times out", self._name, exc)
+        self._open = False
+
+
+def _commit_failure(task_name: str, error: KafkaError) -> str:
+    if error.code() in (KafkaError.INVALID_PRODUCER_EPOCH, KafkaError._FENCED, KafkaError.PRODUCER_FENCED):
+        return (
+            f"Failed to flush offsets and/or records for task {task_name}: {error.str()}. Another "
+            "incarnation of the task fenced this one out, or its transaction outlived transaction.timeout.ms "
+            "(tune the producer for throughput, raise producer.override.transaction.timeout.ms, or use "
+            "the 'poll' transaction boundary)"
+        )
+    return f"Failed to flush offsets and/or records for task {task_name}: {error.str()}"

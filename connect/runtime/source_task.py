@@ -27,10 +27,18 @@ from connect.api.plugin_metrics import NoPluginMetrics, PluginMetrics
 from connect.api.record_columns import RecordColumns
 from connect.api.records import SourceRecord
 from connect.api.source_batch import SourceRecordBatch
-from connect.api.task import SourceTask, SourceTaskContext
+from connect.api.task import SourceTask, SourceTaskContext, TransactionContext
 from connect.runtime.errors import TOLERATED, RetryWithToleranceOperator, Stage
+from connect.runtime.exactly_once import ExactlyOnceSetup, WorkerTransactionContext
 from connect.runtime.sink_conversion import spans
-from connect.runtime.source_delivery import BulkAcks, DeliveryHooks, PerRecordAcks, wants_per_record_acks
+from connect.runtime.source_delivery import (
+    BulkAcks,
+    CommitPoint,
+    DeliveryHooks,
+    PerRecordAcks,
+    Transactional,
+    wants_per_record_acks,
+)
 from connect.runtime.status import ConnectorTaskId, StatusListener, TargetState
 from connect.runtime.topic_creation import TopicCreation
 from connect.runtime.transformation_chain import ChainOutput, TransformationChain
@@ -44,11 +52,19 @@ _POLL_RETRY_S = 0.1
 
 class _SourceTaskContext(SourceTaskContext):
     def __init__(
-        self, config: dict[str, str], reader: ConnectorOffsetReader, metrics: PluginMetrics | None = None
+        self,
+        config: dict[str, str],
+        reader: ConnectorOffsetReader,
+        metrics: PluginMetrics | None = None,
+        transactions: TransactionContext | None = None,
     ) -> None:
         self._config = config
         self._reader = reader
         self._metrics = metrics or NoPluginMetrics()
+        self._transactions = transactions
+
+    def transaction_context(self) -> TransactionContext | None:
+        return self._transactions
 
     def plugin_metrics(self) -> PluginMetrics:
         return self._metrics
@@ -82,6 +98,9 @@ class WorkerSourceTask(WorkerTask):
         flush_timeout_ms: int,
         topic_creation: TopicCreation | None = None,
         topic_tracking: bool = True,
+        exactly_once: ExactlyOnceSetup | None = None,
+        transaction_boundary: str = "poll",
+        transaction_boundary_interval_ms: int | None = None,
     ) -> None:
         super().__init__(task_id, worker_id, status, target_state, operator)
         self.task = task
@@ -97,13 +116,29 @@ class WorkerSourceTask(WorkerTask):
         self.flush_timeout_s = flush_timeout_ms / 1000
         self.topic_creation = topic_creation
         self.topic_tracking = topic_tracking
-        # Delivery semantics, chosen once: a task that wants commit_record() needs a
-        # delivery report per record; every other one only hears about failures.
+        # Delivery semantics, chosen once: exactly once is transactional; at least once, a
+        # task that wants commit_record() needs a delivery report per record, every other
+        # one only hears about failures.
         self.delivery: DeliveryHooks
-        if wants_per_record_acks(task):
-            self.delivery = PerRecordAcks(task, str(task_id), self._tolerate_failed_send)
+        self.transaction_context: WorkerTransactionContext | None = None
+        if exactly_once is not None:
+            if transaction_boundary == "connector":
+                self.transaction_context = WorkerTransactionContext()
+            interval = transaction_boundary_interval_ms
+            self.delivery = Transactional(
+                task,
+                str(task_id),
+                exactly_once,
+                transaction_boundary,
+                interval / 1000 if interval is not None else None,
+                self.transaction_context,
+                self._on_failed_delivery,
+                self._stopping,
+            )
+        elif wants_per_record_acks(task):
+            self.delivery = PerRecordAcks(task, str(task_id), self._tolerate_failed_send, offset_writer)
         else:
-            self.delivery = BulkAcks(str(task_id), self._on_failed_delivery)
+            self.delivery = BulkAcks(str(task_id), self._on_failed_delivery, offset_writer)
         self.producer_config = self.delivery.producer_config(producer_config)
         self.producer: Producer | None = None
         self._producer_error: BaseException | None = None
@@ -123,7 +158,14 @@ class WorkerSourceTask(WorkerTask):
 
     def initialize_plugin(self) -> None:
         self.producer = Producer(self.producer_config)
-        self.task.initialize(_SourceTaskContext(self.task_config, self.offset_reader, self.plugin_metrics))
+        self.delivery.start(self.producer)
+        if self.stopping:
+            return
+        self.task.initialize(
+            _SourceTaskContext(
+                self.task_config, self.offset_reader, self.plugin_metrics, self.transaction_context
+            )
+        )
         self.task.start(dict(self.task_config))
 
     def signal_plugin_stop(self) -> None:
@@ -131,7 +173,11 @@ class WorkerSourceTask(WorkerTask):
 
     def close(self) -> None:
         if self.producer is not None and not self._cancelled and not self.failed:
-            self.commit_offsets()
+            try:
+                self.maybe_commit("stop")
+            except Exception:
+                log.exception("%s: the final commit failed", self.id)
+        self.delivery.close(self.producer, self.failed or self._cancelled)
         for c in (self.key_converter, self.value_converter, self.header_converter):
             try:
                 c.close()
@@ -147,7 +193,7 @@ class WorkerSourceTask(WorkerTask):
             self.report_target_state()
             if self.paused:
                 self.producer.poll(0)
-                self.maybe_commit()
+                self.maybe_commit("pause")
                 self.wait_while_paused(0.2)
                 continue
             if self._next >= len(self._to_send):
@@ -158,12 +204,12 @@ class WorkerSourceTask(WorkerTask):
                 if not self._to_send:
                     self.producer.poll(0)
                     self._raise_producer_error()
-                    self.maybe_commit()
+                    self.maybe_commit("batch")
                     continue
             self._send_all()
             self.producer.poll(0)
             self._raise_producer_error()
-            self.maybe_commit()
+            self.maybe_commit("batch" if self._next >= len(self._to_send) else "send")
 
     def _poll(self) -> Sequence[SourceRecord]:
         started = time.perf_counter()
@@ -218,6 +264,7 @@ class WorkerSourceTask(WorkerTask):
         """
         producer = self.producer
         assert producer is not None and self._out is not None
+        self.delivery.sending(producer)
         if self._next == 0 and self._send_plain():
             return
         produce = producer.produce
@@ -231,7 +278,7 @@ class WorkerSourceTask(WorkerTask):
         # same header to every record shares one (benchmarks/transforms.py).
         converted_headers: dict[tuple[str, int], Any] = {}
         delivery = self.delivery
-        bulk = delivery if isinstance(delivery, BulkAcks) else None
+        bulk = delivery if delivery.notes_runs else None
         key_from = self.key_converter.from_connect_data
         value_from = self.value_converter.from_connect_data
         known = self._known_topics
@@ -258,7 +305,8 @@ class WorkerSourceTask(WorkerTask):
                     # Dropped by a transformation (or skipped by error tolerance in the chain).
                     self._flush_run(cur_partition, cur_offset)
                     cur_partition = cur_offset = None
-                    delivery.dropped(records[i])
+                    if delivery.dropped(records[i]):
+                        self._commit_at_boundary(producer)
                     i += 1
                     continue
                 topic = topics[j]
@@ -313,7 +361,8 @@ class WorkerSourceTask(WorkerTask):
                     self.metrics.records_skipped += 1
                     self._flush_run(cur_partition, cur_offset)
                     cur_partition = cur_offset = None
-                    delivery.dropped(records[i])
+                    if delivery.dropped(records[i]):
+                        self._commit_at_boundary(producer)
                     i += 1
                     j += 1
                     continue
@@ -348,7 +397,8 @@ class WorkerSourceTask(WorkerTask):
                 j += 1
                 sent += 1
                 if bulk is None:
-                    delivery.sent(records[i - 1])
+                    if delivery.sent(records[i - 1]):
+                        self._commit_at_boundary(producer)
                 else:
                     if batch_offsets is None:
                         record = records[i - 1]
@@ -382,7 +432,7 @@ class WorkerSourceTask(WorkerTask):
         topics, key_schemas = columns.topic, columns.key_schema
         if not (
             n
-            and isinstance(delivery, BulkAcks)
+            and delivery.notes_runs
             and len(out.origin) == n
             and self._values_complete
             and type(topics) is list
@@ -449,7 +499,6 @@ class WorkerSourceTask(WorkerTask):
 
     def _flush_run(self, partition: Mapping[str, Any] | None, offset: Mapping[str, Any] | None) -> None:
         if partition is not None and offset is not None:
-            assert isinstance(self.delivery, BulkAcks)
             self.delivery.note_run(partition, offset)
 
     def _headers(self, topic: str, headers: Headers) -> list[tuple[str, str | bytes | None]]:
@@ -526,16 +575,27 @@ class WorkerSourceTask(WorkerTask):
 
     # -- offsets ----------------------------------------------------------------------
 
-    def maybe_commit(self) -> None:
-        if time.monotonic() - self._last_commit >= self.flush_interval_s:
+    def maybe_commit(self, point: CommitPoint = "send") -> None:
+        elapsed = time.monotonic() - self._last_commit
+        if self.delivery.commit_due(elapsed, self.flush_interval_s, point):
             self.commit_offsets()
 
+    def _commit_at_boundary(self, producer: Producer) -> None:
+        """A boundary the connector drew inside a batch: commit, and go on in a new transaction."""
+        self.commit_offsets()
+        self.delivery.sending(producer)
+
     def commit_offsets(self) -> bool:
-        """Write the offsets of everything Kafka has acknowledged; never ahead of it."""
+        """Commit the offsets of what was sent as the delivery semantics do: never ahead of
+        what Kafka acknowledged (at least once), or in the records' transaction (exactly once)."""
         self._last_commit = time.monotonic()
         started = time.perf_counter()
         assert self.producer is not None
-        offsets = self.delivery.committable(self.producer, self.flush_timeout_s)
+        try:
+            offsets = self.delivery.commit(self.producer, self.flush_timeout_s)
+        except ConnectException:
+            self.metrics.commit(False, (time.perf_counter() - started) * 1000)
+            raise
         if self._producer_error is not None:
             return False
         if offsets is None:
@@ -543,12 +603,6 @@ class WorkerSourceTask(WorkerTask):
             return False
         if not offsets:
             return True
-        try:
-            self.offset_writer.write(offsets)
-        except Exception:
-            self.metrics.commit(False, (time.perf_counter() - started) * 1000)
-            log.exception("%s: failed to commit offsets", self.id)
-            return False
         self.metrics.commit(True, (time.perf_counter() - started) * 1000)
         log.debug("%s: committed offsets of %d source partitions", self.id, len(offsets))
         try:

@@ -10,9 +10,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from connect.api.config import ConfigIssue, ConfigValidationError
-from connect.api.connector import Connector, SinkConnector
+from connect.api.connector import (
+    Connector,
+    ConnectorTransactionBoundaries,
+    ExactlyOnceSupport,
+    SinkConnector,
+    SourceConnector,
+)
 from connect.api.errors import ConnectException
-from connect.runtime.config import WorkerConfig, runtime_config_model
+from connect.runtime.config import DistributedConfig, WorkerConfig, runtime_config_model
 from connect.runtime.config_info import KeyDef, config_infos, key_defs, synthetic
 from connect.runtime.plugins import PluginNotFound, Plugins, PluginType
 from connect.runtime.topic_creation import TopicCreation, TopicCreationError
@@ -136,7 +142,82 @@ def validate(plugins: Plugins, worker: WorkerConfig, config: Mapping[str, str]) 
         issues += connector.validate(dict(config))
     except Exception as exc:  # a connector's validate must not take the request down
         issues.append(ConfigIssue("connector.class", f"validation by {cls.__name__} failed: {exc}"))
+    if isinstance(connector, SourceConnector) and isinstance(worker, DistributedConfig):
+        # Only distributed workers run exactly-once sources (Kafka's DistributedHerder checks).
+        keys_in_error = {i.key for i in issues}
+        issues += exactly_once_issues(connector, worker, config, keys_in_error)
     return Validation(config_infos(connector_name, defs, config, issues), cls)
+
+
+def exactly_once_issues(
+    connector: SourceConnector, worker: DistributedConfig, config: Mapping[str, str], keys_in_error: set[str]
+) -> list[ConfigIssue]:
+    """Kafka's preflight checks of ``exactly.once.support=required`` and
+    ``transaction.boundary=connector`` (``DistributedHerder.validateSourceConnector*``), with
+    its messages; a key whose value is already invalid is not checked again."""
+    issues = []
+    level = str(config.get("exactly.once.support") or "requested").strip().lower()
+    if "exactly.once.support" not in keys_in_error and level == "required":
+        key = "exactly.once.support"
+        if worker.exactly_once_source_support != "enabled":
+            issues.append(ConfigIssue(key, "This worker does not have exactly-once source support enabled."))
+        try:
+            support = connector.exactly_once_support(dict(config))
+            if support is None:
+                issues.append(
+                    ConfigIssue(
+                        key,
+                        "The connector does not implement the API required for preflight validation of "
+                        "exactly-once source support. Please consult the documentation for the connector to "
+                        "determine whether it supports exactly-once semantics, and then consider "
+                        'reconfiguring the connector to use the value "requested" for this property (which '
+                        "will disable this preflight check and allow the connector to be created).",
+                    )
+                )
+            elif support is not ExactlyOnceSupport.SUPPORTED:
+                issues.append(
+                    ConfigIssue(
+                        key,
+                        "The connector does not support exactly-once semantics with the provided "
+                        "configuration.",
+                    )
+                )
+        except Exception as exc:
+            issues.append(ConfigIssue(key, _unexpected(exc)))
+    boundary = str(config.get("transaction.boundary") or "poll").strip().lower()
+    if "transaction.boundary" not in keys_in_error and boundary == "connector":
+        key = "transaction.boundary"
+        try:
+            boundaries = connector.can_define_transaction_boundaries(dict(config))
+            if boundaries is None:
+                issues.append(
+                    ConfigIssue(
+                        key,
+                        "This connector has returned a null value from its canDefineTransactionBoundaries "
+                        "method, which is not permitted. The connector will be treated as if it cannot "
+                        "define its own transaction boundaries, and cannot be configured with "
+                        "'transaction.boundary' set to 'connector'.",
+                    )
+                )
+            elif boundaries is not ConnectorTransactionBoundaries.SUPPORTED:
+                issues.append(
+                    ConfigIssue(
+                        key,
+                        "The connector does not support connector-defined transaction boundaries with the "
+                        "given configuration. Please reconfigure it to use a different transaction boundary "
+                        "definition.",
+                    )
+                )
+        except Exception as exc:
+            issues.append(ConfigIssue(key, _unexpected(exc)))
+    return issues
+
+
+def _unexpected(exc: Exception) -> str:
+    detail = str(exc).strip()
+    if detail:
+        return f"An unexpected error occurred during validation: {detail}"
+    return "An unexpected error occurred during validation; please see the worker logs for more details."
 
 
 def _list(value: str | None) -> list[str]:

@@ -23,6 +23,7 @@ from connect.api.task import SinkTask, SourceTask, Task
 from connect.runtime import clients
 from connect.runtime.config import (
     ConnectorRuntimeConfig,
+    DistributedConfig,
     SinkRuntimeConfig,
     SourceRuntimeConfig,
     WorkerConfig,
@@ -31,6 +32,7 @@ from connect.runtime.config import (
 from connect.runtime.config_providers import resolve
 from connect.runtime.dead_letter_queue import DeadLetterQueueReporter
 from connect.runtime.errors import ErrorReporter, ErrorsConfig, LogReporter, RetryWithToleranceOperator
+from connect.runtime.exactly_once import ExactlyOnceSetup, fence_producers, task_transactional_id
 from connect.runtime.metrics import MetricsSampler, StartupCounts
 from connect.runtime.plugin_config import plugin_key_defs
 from connect.runtime.plugins import PluginNotFound, Plugins, PluginType, import_plugin_module
@@ -154,6 +156,29 @@ class Worker:
                 self._connector_stores[topic] = store
         return store
 
+    @property
+    def exactly_once_enabled(self) -> bool:
+        """``exactly.once.source.support=enabled``: source tasks run transactionally (KIP-618;
+        distributed mode only)."""
+        return (
+            isinstance(self.config, DistributedConfig)
+            and self.config.exactly_once_source_support == "enabled"
+        )
+
+    def fence_zombies(self, connector: str, task_count: int, props: Mapping[str, str]) -> None:
+        """Fence the producers of tasks 0..``task_count``-1 of ``connector`` (Kafka's
+        ``Worker.fenceZombies``), with the connector's client settings; blocks."""
+        assert isinstance(self.config, DistributedConfig)
+        runtime = SourceRuntimeConfig.parse(self.resolve(props))
+        base = clients.producer_config(
+            self.config.bootstrap_servers,
+            f"connector-fencer-{connector}",
+            self.config.client_settings("producer."),
+            runtime.client_overrides("producer"),
+        )
+        group = self.config.group_id
+        fence_producers(base, [task_transactional_id(group, connector, i) for i in range(task_count)])
+
     # -- connectors -------------------------------------------------------------------
 
     def start_connector(
@@ -245,7 +270,11 @@ class Worker:
         connector_props: Mapping[str, str],
         task_props: Mapping[str, str],
         target: TargetState,
+        fence: Callable[[], None] | None = None,
+        verify: Callable[[], None] | None = None,
     ) -> bool:
+        """Start a task; an exactly-once source task calls ``fence`` (zombie fencing) before it
+        initializes its transactions and ``verify`` (still assigned here) after."""
         with self._lock:
             if task_id in self.tasks:
                 raise ConnectException(f"task {task_id} is already running on this worker")
@@ -253,7 +282,7 @@ class Worker:
         try:
             resolved_connector, resolved_task = self.resolve(connector_props), self.resolve(task_props)
             self._register_secrets(resolved_connector, resolved_task)
-            runner = self._build_task(task_id, resolved_connector, resolved_task, target)
+            runner = self._build_task(task_id, resolved_connector, resolved_task, target, fence, verify)
         except Exception as exc:
             self.startup_counts.task_failures += 1
             log.error("task %s could not be created", task_id, exc_info=exc)
@@ -290,7 +319,13 @@ class Worker:
     # -- building a task ----------------------------------------------------------------
 
     def _build_task(
-        self, task_id: ConnectorTaskId, conn: dict[str, str], task_props: dict[str, str], target: TargetState
+        self,
+        task_id: ConnectorTaskId,
+        conn: dict[str, str],
+        task_props: dict[str, str],
+        target: TargetState,
+        fence: Callable[[], None] | None = None,
+        verify: Callable[[], None] | None = None,
     ) -> WorkerTask:
         connector_cls = self.plugins.connector_class(conn["connector.class"])
         runtime = runtime_config_model(connector_cls).parse(conn)
@@ -366,7 +401,13 @@ class Worker:
                 else None
             )
             offsets = self.offsets_for(task_id.connector, conn)
-            offsets.refresh(10.0)  # what this task's previous owner committed, on another worker
+            exactly_once = None
+            if self.exactly_once_enabled:
+                # The task reads the offsets once its transactions are initialized: an open
+                # transaction of its previous incarnation is aborted by then.
+                exactly_once = self._exactly_once_setup(task_id, offsets, fence, verify)
+            else:
+                offsets.refresh(10.0)  # what this task's previous owner committed, on another worker
             return WorkerSourceTask(
                 task_id,
                 task,
@@ -397,8 +438,42 @@ class Worker:
                 cfg.offset_flush_timeout_ms,
                 creation,
                 topic_tracking=cfg.topic_tracking_enable,
+                exactly_once=exactly_once,
+                transaction_boundary=runtime.transaction_boundary,
+                transaction_boundary_interval_ms=runtime.transaction_boundary_interval_ms,
             )
         raise ConnectException(f"{type(task).__name__} is neither a SourceTask nor a SinkTask")
+
+    def _exactly_once_setup(
+        self,
+        task_id: ConnectorTaskId,
+        offsets: OffsetBackingStore,
+        fence: Callable[[], None] | None,
+        verify: Callable[[], None] | None,
+    ) -> ExactlyOnceSetup:
+        assert isinstance(self.config, DistributedConfig)
+        # The connector's own offsets topic (over the worker's) or the worker's: the task's
+        # producer writes the first one; the worker's store gets a copy when it is another.
+        primary, secondary = offsets, None
+        if isinstance(offsets, LayeredOffsetBackingStore):
+            primary, secondary = offsets.primary, offsets.secondary
+        topic = getattr(primary, "topic", None)
+        partitions = getattr(primary, "partition_count", None)
+        if not isinstance(topic, str) or not isinstance(partitions, int) or partitions < 1:
+            raise ConnectException(
+                f"exactly-once source task {task_id} needs its offsets in a Kafka topic; "
+                f"{type(primary).__name__} is not one"
+            )
+        return ExactlyOnceSetup(
+            connector=task_id.connector,
+            transactional_id=task_transactional_id(self.config.group_id, task_id.connector, task_id.task),
+            offsets_topic=topic,
+            offsets_partitions=partitions,
+            refresh=offsets.refresh,
+            secondary=secondary,
+            fence=fence,
+            verify=verify,
+        )
 
     def _new_task(self, class_name: str | None, connector_cls: type[Connector]) -> Task:
         if class_name:

@@ -23,6 +23,12 @@ class ClusterConfigState:
     task_configs: Mapping[ConnectorTaskId, Mapping[str, str]] = field(default_factory=dict)
     task_counts: Mapping[str, int] = field(default_factory=dict)
     inconsistent: frozenset[str] = frozenset()
+    # Exactly-once sources (KIP-618): the task count of each connector's last fenced
+    # generation (``tasks-fencing-<name>``), how many task config sets were applied, and
+    # the connectors whose newest task configs came after their task count record.
+    task_count_records: Mapping[str, int] = field(default_factory=dict)
+    task_generations: Mapping[str, int] = field(default_factory=dict)
+    pending_fencing: frozenset[str] = frozenset()
 
     def connectors(self) -> list[str]:
         return sorted(self.connector_configs)

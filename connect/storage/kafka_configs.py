@@ -15,6 +15,9 @@ values Kafka's JsonConverter output without schemas):
   A commit for a connector with no config is ignored (it was deleted and
   compaction removed the tombstone, KAFKA-16838).
 - ``restart-connector-<name>`` → ``{"include-tasks":bool,"only-failed":bool}``.
+- ``tasks-fencing-<name>`` → ``{"task-count":N}`` (exactly-once sources, KIP-618): the task
+  count of the generation whose zombies were fenced last. Task configs read after it put
+  the connector back in *pending fencing*; the record itself takes it out.
 - ``session-key`` → ``{"key":"<base64>","algorithm":"HmacSHA256","creation-timestamp":ms}``.
 
 Unknown keys are skipped with a warning, unusable values logged and skipped:
@@ -23,7 +26,11 @@ worker applies records in the same order; ``ClusterConfigState.offset`` is the
 offset of the last record read (workers compare it to know who is behind).
 
 Writes go through the leader (the herder's job) and return once the records are
-acknowledged and read back, so ``snapshot()`` includes them. The listener is
+acknowledged and read back, so ``snapshot()`` includes them. With ``transactional_id``
+(``exactly.once.source.support`` enabled or preparing) the leader's writes go through a
+transactional producer of that id, claimed with ``claim_write_privileges`` when a worker
+becomes leader: a leader that lost its place (a zombie) is fenced and can write no more.
+Target states, which any worker writes, keep the plain producer. The listener is
 told about changes read after ``start()`` returns, **on the log's reader
 thread**: it must hand the news over (to an event loop, a queue) and return.
 """
@@ -40,12 +47,15 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeGuard
 
+from confluent_kafka import KafkaException, Producer
 from typing_extensions import Unpack
 
 from connect.api.errors import ConnectException
+from connect.runtime import clients
+from connect.runtime.exactly_once import transactional_producer_config
 from connect.runtime.status import ConnectorTaskId, TargetState
 from connect.storage.configs import ClusterConfigState, ConfigListener
-from connect.storage.kafka_log import decode_value, encode_value
+from connect.storage.kafka_log import decode_value, encode_value, make_client
 from connect.storage.topic_admin import CONFIG_TOPIC, check_single_partition
 from connect.storage.topic_store import TopicBackedStore, TopicStoreOptions
 
@@ -56,7 +66,7 @@ TARGET_STATE_PREFIX = "target-state-"
 TASK_PREFIX = "task-"
 COMMIT_TASKS_PREFIX = "commit-"
 RESTART_PREFIX = "restart-connector-"
-TASK_COUNT_RECORD_PREFIX = "tasks-fencing-"  # exactly-once source (KIP-618); read, not used
+TASK_COUNT_RECORD_PREFIX = "tasks-fencing-"  # exactly-once source (KIP-618)
 LOGGER_CLUSTER_PREFIX = "logger-cluster-"  # cluster-wide log levels (KIP-976); read, not used
 SESSION_KEY_KEY = "session-key"
 
@@ -167,11 +177,23 @@ class KafkaConfigBackingStore(TopicBackedStore):
     no_topic_message = "Must specify topic for connector configuration."
     client_suffix = "configs"
 
-    def __init__(self, bootstrap_servers: str, topic: str, **options: Unpack[TopicStoreOptions]) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        topic: str,
+        *,
+        transactional_id: str | None = None,
+        **options: Unpack[TopicStoreOptions],
+    ) -> None:
         settings = dict(options.get("client_settings") or {})
         # Idempotence keeps retried writes from landing twice or out of order.
         producer = {**settings, "enable.idempotence": True, "message.timeout.ms": 0}
+        if transactional_id is not None:
+            options = {**options, "read_committed": True}
         super().__init__(bootstrap_servers, topic, 1, producer, **options)
+        self._transactional_id = transactional_id
+        self._leader_producer: Producer | None = None
+        self._write_lock = threading.Lock()
         self._lock = threading.Lock()
         self._listener: ConfigUpdateListener | None = None
         self._started = False  # the listener hears of records read after the initial read only
@@ -185,6 +207,9 @@ class KafkaConfigBackingStore(TopicBackedStore):
         self._deferred: dict[str, dict[int, dict[str, str]]] = {}  # task configs waiting for their commit
         self._restarts: dict[str, RestartRequest] = {}
         self._session_key: StoredSessionKey | None = None
+        self._task_count_records: dict[str, int] = {}
+        self._task_generations: dict[str, int] = {}
+        self._pending_fencing: set[str] = set()
         self._snapshot: ClusterConfigState | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -202,7 +227,47 @@ class KafkaConfigBackingStore(TopicBackedStore):
 
     def stop(self) -> None:
         self._started = False
+        self.relinquish_write_privileges()
         self._log.stop()
+
+    # -- the leader's transactional writes ------------------------------------------------
+
+    @property
+    def uses_transactions(self) -> bool:
+        return self._transactional_id is not None
+
+    def claim_write_privileges(self) -> None:
+        """Become the one writer (Kafka's ``claimWritePrivileges``): init the transactional
+        producer, which fences any earlier leader's. No-op without transactions or when held."""
+        if self._transactional_id is None:
+            return
+        with self._write_lock:
+            if self._leader_producer is not None:
+                return
+            config = transactional_producer_config(
+                clients.producer_config(
+                    self.bootstrap_servers, f"{self._log.client_id}-leader", self.client_settings, {}
+                ),
+                self._transactional_id,
+            )
+            producer = make_client(Producer, config)
+            try:
+                producer.init_transactions(_WRITE_TIMEOUT_S)
+            except KafkaException as exc:
+                raise ConnectException(
+                    f"Failed to create and initialize fencable producer for config topic: {exc.args[0].str()}"
+                ) from exc
+            self._leader_producer = producer
+            log.info(
+                "claimed write privileges for the config topic (transactional.id %s)", self._transactional_id
+            )
+
+    def relinquish_write_privileges(self) -> None:
+        with self._write_lock:
+            producer, self._leader_producer = self._leader_producer, None
+        if producer is not None:
+            producer.purge()
+            producer.flush(0)
 
     def set_listener(self, listener: ConfigUpdateListener | ConfigListener) -> None:
         """Where changes go; a plain callable is called with the connector of each config change."""
@@ -227,6 +292,9 @@ class KafkaConfigBackingStore(TopicBackedStore):
                     task_configs={k: dict(v) for k, v in self._task_configs.items()},
                     task_counts=dict(self._task_counts),
                     inconsistent=frozenset(self._inconsistent),
+                    task_count_records=dict(self._task_count_records),
+                    task_generations=dict(self._task_generations),
+                    pending_fencing=frozenset(self._pending_fencing),
                 )
             return self._snapshot
 
@@ -269,6 +337,11 @@ class KafkaConfigBackingStore(TopicBackedStore):
         """Write ``task-<connector>-<n>`` for each config, then, once they are acknowledged, the commit."""
         deadline = time.monotonic() + _WRITE_TIMEOUT_S
         tasks = [(f"{TASK_PREFIX}{connector}-{i}", connector_config_value(c)) for i, c in enumerate(configs)]
+        commit = (COMMIT_TASKS_PREFIX + connector, encode_value({"tasks": len(configs)}))
+        if self._transactional_id is not None:
+            # One transaction: the commit record is only ever read with all of its tasks.
+            self._write([*tasks, commit], "task configurations", deadline)
+            return
         self._send(tasks, "task configurations", deadline)
         self._write(
             [(COMMIT_TASKS_PREFIX + connector, encode_value({"tasks": len(configs)}))],
@@ -276,8 +349,16 @@ class KafkaConfigBackingStore(TopicBackedStore):
             deadline,
         )
 
+    def put_task_count_record(self, connector: str, task_count: int) -> None:
+        """``tasks-fencing-<connector>``: the producers of ``task_count`` tasks were fenced."""
+        value = encode_value({"task-count": task_count})
+        self._write([(TASK_COUNT_RECORD_PREFIX + connector, value)], "task count record")
+
     def put_target_state(self, connector: str, state: TargetState) -> None:
-        self._write([(TARGET_STATE_PREFIX + connector, target_state_value(state))], "target state")
+        # Any worker writes target states (pause, resume): never through the leader's producer.
+        self._write(
+            [(TARGET_STATE_PREFIX + connector, target_state_value(state))], "target state", privileged=False
+        )
 
     def put_restart_request(self, connector: str, include_tasks: bool, only_failed: bool) -> None:
         value = encode_value({"include-tasks": include_tasks, "only-failed": only_failed})
@@ -305,13 +386,42 @@ class KafkaConfigBackingStore(TopicBackedStore):
             except ConnectException as exc:
                 raise ConnectException(f"Error writing {what} to Kafka: {exc}") from exc
 
+    def _send_transactionally(
+        self, records: Sequence[tuple[str, bytes | None]], what: str, deadline: float
+    ) -> None:
+        with self._write_lock:
+            producer = self._leader_producer
+            if producer is None:
+                raise ConnectException(
+                    f"Error writing {what} to Kafka: cannot produce to config topic without claiming write "
+                    "privileges first"
+                )
+            try:
+                producer.begin_transaction()
+                for key, value in records:
+                    producer.produce(self.topic, value, key.encode(), 0)
+                producer.commit_transaction(max(deadline - time.monotonic(), 1.0))
+                return
+            except (KafkaException, BufferError) as exc:
+                failure = exc
+        log.warning("Failed to perform fencable send to config topic: %s", failure)
+        self.relinquish_write_privileges()
+        raise ConnectException(f"Error writing {what} to Kafka: failed to perform fencable send: {failure}")
+
     def _write(
-        self, records: Sequence[tuple[str, bytes | None]], what: str, deadline: float | None = None
+        self,
+        records: Sequence[tuple[str, bytes | None]],
+        what: str,
+        deadline: float | None = None,
+        privileged: bool = True,
     ) -> None:
         """Send, wait for the acknowledgements, and read back (so the snapshot includes the records)."""
         if deadline is None:
             deadline = time.monotonic() + _WRITE_TIMEOUT_S
-        self._send(records, what, deadline)
+        if privileged and self._transactional_id is not None:
+            self._send_transactionally(records, what, deadline)
+        else:
+            self._send(records, what, deadline)
         if not self._log.read_to_end(max(deadline - time.monotonic(), 0.0)):
             raise ConnectException(f"Error writing {what} to Kafka: could not read it back in time")
 
@@ -377,7 +487,10 @@ class KafkaConfigBackingStore(TopicBackedStore):
             return self._apply_restart(key[len(RESTART_PREFIX) :], doc)
         if key == SESSION_KEY_KEY:
             return self._apply_session_key(doc)
-        if key.startswith((TASK_COUNT_RECORD_PREFIX, LOGGER_CLUSTER_PREFIX)):
+        if key.startswith(TASK_COUNT_RECORD_PREFIX):
+            self._apply_task_count_record(key[len(TASK_COUNT_RECORD_PREFIX) :], doc)
+            return []
+        if key.startswith(LOGGER_CLUSTER_PREFIX):
             log.debug("Ignoring config record %s (not used by this worker)", key)
             return []
         log.warning("Discarding config update record with invalid key: %s", key)
@@ -472,6 +585,8 @@ class KafkaConfigBackingStore(TopicBackedStore):
             for i in range(count):
                 self._task_configs[ConnectorTaskId(connector, i)] = deferred[i]
             self._inconsistent.discard(connector)
+            if deferred:
+                self._task_generations[connector] = self._task_generations.get(connector, -1) + 1
         else:
             log.warning(
                 "Connector %s has an incomplete set of task configs (commit of %d tasks, saw %s), probably "
@@ -482,7 +597,20 @@ class KafkaConfigBackingStore(TopicBackedStore):
             )
             self._inconsistent.add(connector)
         self._task_counts[connector] = count
+        # Task configs after the latest task count record: their generation needs a round of
+        # zombie fencing before it starts (exactly-once sources).
+        self._pending_fencing.add(connector)
         return [("on_task_configs", (connector,))]
+
+    def _apply_task_count_record(self, connector: str, doc: Any) -> None:
+        count = doc.get("task-count") if isinstance(doc, dict) else None
+        if not _is_int(count) or count < 0:
+            log.error(
+                "Ignoring task count record for connector '%s' because it is in the wrong format", connector
+            )
+            return
+        self._task_count_records[connector] = count
+        self._pending_fencing.discard(connector)
 
     def _apply_restart(self, connector: str, doc: Any) -> list[tuple[str, tuple[Any, ...]]]:
         if not isinstance(doc, dict):

@@ -80,6 +80,12 @@ class KafkaOffsetBackingStore(OffsetBackingStore, TopicBackedStore):
         self._running = False
         self._log.stop()
 
+    @property
+    def partition_count(self) -> int:
+        """The topic's partitions, once started (0 before): an exactly-once task writes each
+        key to the partition this store's own writes use."""
+        return len(self._log.partitions)
+
     def refresh(self, timeout: float) -> bool:
         """Read to the end of the topic (offsets other workers committed); False after ``timeout`` s."""
         return self._log.read_to_end(timeout)

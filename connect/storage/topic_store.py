@@ -23,6 +23,7 @@ class TopicStoreOptions(TypedDict, total=False):
     topic_settings: Mapping[str, str] | None  # further topic configs for a topic created here
     create_topic: bool  # create the topic when missing (else it must exist), and check its shape
     start_timeout: float  # seconds start() waits for the topic to be read to its end
+    read_committed: bool  # read only committed records (exactly-once source support, KIP-618)
 
 
 class TopicBackedStore(ABC):
@@ -47,6 +48,7 @@ class TopicBackedStore(ABC):
         topic_settings: Mapping[str, str] | None = None,
         create_topic: bool = True,
         start_timeout: float = 30.0,
+        read_committed: bool = False,
     ) -> None:
         if not topic.strip():
             raise ConnectException(self.no_topic_message)
@@ -63,7 +65,13 @@ class TopicBackedStore(ABC):
             # The store's own producer settings first, the worker's on top, unless the store
             # must insist on some (idempotence, retries): those are given already merged.
             producer_config=dict(producer_config),
-            consumer_config=self.client_settings,
+            # Transactions write these topics when exactly-once support is on: a reader must not
+            # see what an abort drops (the store's reads then wait for open ones to end).
+            consumer_config=(
+                {**self.client_settings, "isolation.level": "read_committed"}
+                if read_committed
+                else self.client_settings
+            ),
             on_record=self._on_record,
             client_id=f"{client_id_base}{self.client_suffix}",
             start_timeout=start_timeout,

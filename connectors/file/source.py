@@ -14,7 +14,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import accumulate
 from typing import Any, BinaryIO
 
@@ -22,6 +22,7 @@ from connect.api import (
     ConfigIssue,
     ConnectException,
     ConnectorConfig,
+    ExactlyOnceSupport,
     Field,
     Schema,
     SourceConnector,
@@ -86,6 +87,15 @@ class FileStreamSourceConnector(SourceConnector):
 
     def stop(self) -> None:
         pass
+
+    def exactly_once_support(self, props: Mapping[str, str]) -> ExactlyOnceSupport:
+        # A file (only appended to) is read again from an exact byte position; standard
+        # input cannot be read again at all (Kafka's answer too).
+        return (
+            ExactlyOnceSupport.SUPPORTED
+            if (props.get("file") or "").strip()
+            else ExactlyOnceSupport.UNSUPPORTED
+        )
 
     def validate(self, props: dict[str, str]) -> list[ConfigIssue]:  # type: ignore[override]
         issues = FileStreamSourceConfig.issues(props)

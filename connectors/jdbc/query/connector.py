@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping
 
 from sqlalchemy import exc as sa_exc
 
-from connect.api import ConnectException, SourceConnector, Task
+from connect.api import ConnectException, ExactlyOnceSupport, SourceConnector, Task
 from connectors.jdbc.query.config import JdbcSourceConfig
 from connectors.jdbc.query.database import Database, Stopped, describe_error
 from connectors.jdbc.query.monitor import TableMonitor
@@ -63,6 +64,13 @@ class JdbcSourceConnector(SourceConnector):
 
     def task_class(self) -> type[Task]:
         return JdbcSourceTask
+
+    def exactly_once_support(self, props: Mapping[str, str]) -> ExactlyOnceSupport:
+        # The incrementing and timestamp modes resume after the exact row their offset names;
+        # bulk mode copies the whole table again on every poll.
+        mode = (props.get("mode") or "").strip()
+        supported = mode in ("incrementing", "timestamp", "timestamp+incrementing")
+        return ExactlyOnceSupport.SUPPORTED if supported else ExactlyOnceSupport.UNSUPPORTED
 
     def start(self, props: dict[str, str]) -> None:
         self.props = dict(props)
