@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := kcat chromium
 
-.PHONY: help install system-deps demo test test-fast lint docs typecheck bench-broker bench-file bench-transforms bench-multicore bench-failover bench-jdbc bench-spark bench-spark-avro bench-elasticsearch bench-s3 bench-avro broker clean
+.PHONY: help install system-deps demo test test-fast lint docs typecheck bench-broker bench-file bench-transforms bench-multicore bench-failover bench-jdbc bench-spark bench-spark-avro bench-elasticsearch bench-s3 bench-avro bench-transactions broker clean
 
 help:
 	@echo "make demo          file and bank pipelines on the embedded broker, checked end to end (Ctrl-C stops it)"
@@ -23,6 +23,7 @@ help:
 	@echo "make bench-elasticsearch  Elasticsearch sink against the client's helpers.bulk (prints the ratio)"
 	@echo "make bench-s3      S3 sink against raw boto3 put_object of the same objects (prints the ratio)"
 	@echo "make bench-avro    AvroConverter pipelines against Confluent's Avro serializers; registry lookups/s"
+	@echo "make bench-transactions  transactional against idempotent produce, read_committed against read_uncommitted (prints ratios)"
 	@echo "make docs          regenerate docs/reference (every shipped plugin's config keys) from the config models"
 	@echo "make lint / make typecheck"
 
@@ -113,6 +114,9 @@ bench-s3: install
 
 bench-avro: install
 	$(BIN)/python benchmarks/avro_converter.py
+
+bench-transactions: install
+	$(BIN)/python benchmarks/transactions.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info spark-warehouse
