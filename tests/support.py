@@ -31,6 +31,7 @@ TEST_OVERRIDES = {
     "group.initial.rebalance.delay.ms": "0",
     "group.min.session.timeout.ms": "500",
     "offsets.topic.num.partitions": "5",
+    "transaction.state.log.num.partitions": "5",
 }
 
 

@@ -4,6 +4,7 @@ may not DESCRIBE are left out (``KafkaApis``)."""
 
 from __future__ import annotations
 
+import datetime
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,15 @@ if TYPE_CHECKING:
     from broker.protocol.requests import DescribeTransactionsRequest
 
 
+# Kafka answers -1 for "no transaction started"; kio writes this field from a datetime, and
+# one millisecond before the epoch is what encodes as -1.
+_NO_START = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC) - datetime.timedelta(milliseconds=1)
+
+
+def _start_time(ms: int) -> int | datetime.datetime:
+    return ms if ms >= 0 else _NO_START
+
+
 async def handle(ctx: RequestContext, req: DescribeTransactionsRequest) -> Any:
     coordinator = ctx.broker.transactions
     out = []
@@ -24,7 +34,7 @@ async def handle(ctx: RequestContext, req: DescribeTransactionsRequest) -> Any:
             "transactional_id": tid,
             "transaction_state": "",
             "transaction_timeout": 0,
-            "transaction_start_time": -1,
+            "transaction_start_time": _NO_START,
             "producer_id": -1,
             "producer_epoch": -1,
             "topics": [],
@@ -47,7 +57,7 @@ async def handle(ctx: RequestContext, req: DescribeTransactionsRequest) -> Any:
                 "error_code": ErrorCode.none,
                 "transaction_state": meta.state.kafka_name,
                 "transaction_timeout": meta.timeout_ms,
-                "transaction_start_time": meta.start_ms,
+                "transaction_start_time": _start_time(meta.start_ms),
                 "producer_id": meta.producer_id,
                 "producer_epoch": meta.producer_epoch,
                 "topics": [{"topic": name, "partitions": parts} for name, parts in by_topic.items()],
