@@ -300,6 +300,8 @@ def sample_request(key: int, topic: str, group: str) -> dict[str, Any]:
                 "producer_epoch": 0,
                 "topics": [{"name": topic, "partitions": [partition]}],
             }
+        case ApiKey.DESCRIBE_PRODUCERS:
+            return {"topics": [{"name": topic, "partition_indexes": [0]}]}
     raise AssertionError(f"no request template for API {key}")
 
 

@@ -1,5 +1,10 @@
 """ListOffsets: -1 latest (high watermark), -2 earliest (log start), -3 largest timestamp,
-otherwise the first offset whose record timestamp is at or after the given one."""
+otherwise the first offset whose record timestamp is at or after the given one.
+
+With ``isolation_level`` 1 (read_committed, v2+) the last fetchable offset is the last
+stable offset: latest is the LSO, and a timestamp lookup that lands at or past it finds
+nothing (-1), as Kafka's ``Partition.fetchOffsetForTimestamp`` and ``ReplicaManager`` do.
+"""
 
 from __future__ import annotations
 
@@ -17,12 +22,14 @@ if TYPE_CHECKING:
 LATEST = -1
 EARLIEST = -2
 MAX_TIMESTAMP = -3
+READ_COMMITTED = 1
 
 
 async def handle(ctx: RequestContext, req: ListOffsetsRequest) -> Any:
     b = ctx.broker
     topics = []
     describable = allowed_names(ctx, Operation.DESCRIBE, (topic(t.name) for t in req.topics))
+    committed = getattr(req, "isolation_level", 0) == READ_COMMITTED
     for t in req.topics:
         parts = []
         for p in t.partitions:
@@ -41,8 +48,9 @@ async def handle(ctx: RequestContext, req: ListOffsetsRequest) -> Any:
                 )
                 continue
             ts = p.timestamp
+            fetchable = plog.last_stable_offset if committed else plog.next_offset
             if ts == LATEST:
-                found: tuple[int, int] | None = (plog.next_offset, -1)
+                found: tuple[int, int] | None = (fetchable, -1)
             elif ts == EARLIEST:
                 found = (plog.log_start_offset, -1)
             elif ts == MAX_TIMESTAMP:
@@ -60,6 +68,8 @@ async def handle(ctx: RequestContext, req: ListOffsetsRequest) -> Any:
                 continue
             else:
                 found = plog.offset_for_timestamp(ts)
+            if found is not None and ts not in (LATEST, EARLIEST) and found[0] >= fetchable:
+                found = None
             offset, timestamp = found if found is not None else (-1, -1)
             parts.append(
                 {

@@ -2,6 +2,12 @@
 
 acks=0 gets no response at all. Batches are appended as received; only the
 compacted-topic rule (every record needs a key) requires reading records.
+
+Transactional batches need the request's transactional id (Kafka answers a request
+that has them without one TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition)
+and pass the coordinator's KIP-890 check that the partition is in that producer's
+ongoing transaction before they are appended. Control batches are the coordinator's
+alone and are refused from clients (INVALID_RECORD).
 """
 
 from __future__ import annotations
@@ -13,8 +19,8 @@ from kio.schema.errors import ErrorCode
 
 from broker.authorizer import Operation, authorize, topic, transactional_id
 from broker.broker import RequestContext
-from broker.storage.batch import InvalidBatch, validate_produced
-from broker.storage.log import OutOfOrderSequence, ProducerFenced, StorageError
+from broker.storage.batch import ATTRIBUTES_OFFSET, TRANSACTIONAL, InvalidBatch, validate_produced
+from broker.storage.log import InvalidTxnState, OutOfOrderSequence, ProducerFenced, StorageError
 from broker.storage.records import RecordsError, parse_records
 
 if TYPE_CHECKING:
@@ -35,8 +41,11 @@ async def handle(ctx: RequestContext, req: ProduceRequest) -> Any:
     acks = req.acks
     now = b.clock_ms()
     topics = []
-    txn_denied = req.transactional_id is not None and not authorize(
-        ctx, Operation.WRITE, transactional_id(req.transactional_id)
+    txn_id = req.transactional_id
+    txn_denied = (
+        not authorize(ctx, Operation.WRITE, transactional_id(txn_id))
+        if txn_id is not None
+        else _has_transactional_records(req)
     )
     for td in req.topic_data:
         partitions = []
@@ -53,12 +62,23 @@ async def handle(ctx: RequestContext, req: ProduceRequest) -> Any:
             if denied is not None:
                 partitions.append(_error(pd.index, denied))
                 continue
-            result = _append(ctx, info, td.name, pd, acks, now, req.transactional_id is not None)
+            result = _append(ctx, info, td.name, pd, acks, now, txn_id)
             partitions.append(result)
         topics.append({"name": td.name, "partition_responses": partitions})
     if acks == 0:
         return None
     return ctx.respond(responses=topics)
+
+
+def _has_transactional_records(req: ProduceRequest) -> bool:
+    """Kafka's ``RequestUtils.hasTransactionalRecords``: a partition's batch has the
+    transactional attribute bit (the low byte of the int16 attributes)."""
+    bit = ATTRIBUTES_OFFSET + 1
+    return any(
+        pd.records is not None and len(pd.records) > bit and pd.records[bit] & TRANSACTIONAL
+        for td in req.topic_data
+        for pd in td.partition_data
+    )
 
 
 def _error(index: int, code: ErrorCode, message: str | None = None, start: int = -1) -> dict[str, Any]:
@@ -73,7 +93,7 @@ def _error(index: int, code: ErrorCode, message: str | None = None, start: int =
 
 
 def _append(
-    ctx: RequestContext, info: Any, topic: str, pd: Any, acks: int, now: int, transactional: bool
+    ctx: RequestContext, info: Any, topic: str, pd: Any, acks: int, now: int, txn_id: str | None
 ) -> dict[str, Any]:
     b = ctx.broker
     index = pd.index
@@ -84,8 +104,6 @@ def _append(
         return _error(index, ErrorCode.unknown_topic_or_partition)
     if info.internal:
         return _error(index, ErrorCode.invalid_topic_exception, f"cannot produce to internal topic {topic}")
-    if transactional:
-        return _error(index, ErrorCode.invalid_txn_state, "transactions are not supported by this broker")
     if acks == -1 and plog.config.min_insync_replicas > 1:
         return _error(
             index,
@@ -98,7 +116,21 @@ def _append(
     try:
         h = validate_produced(records, plog.config.max_message_bytes, allow_zstd=ctx.api_version >= 7)
         if h.is_transactional:
-            raise InvalidBatch("invalid", "transactions are not supported by this broker")
+            # Without a transactional id the whole request was refused before this.
+            verdict = (
+                b.transactions.check_produce(txn_id, h.producer_id, h.producer_epoch, topic, index)
+                if txn_id is not None
+                else ErrorCode.transactional_id_authorization_failed
+            )
+            if verdict != ErrorCode.none:
+                log.debug(
+                    "transactional batch for %s-%d from %s refused: %s",
+                    topic,
+                    index,
+                    ctx.client_host,
+                    verdict.name,
+                )
+                return _error(index, verdict)
         if plog.config.compact:
             _, recs = parse_records(records)
             for i, r in enumerate(recs):
@@ -122,6 +154,8 @@ def _append(
         return _error(index, ErrorCode.invalid_producer_epoch, str(exc))
     except OutOfOrderSequence as exc:
         return _error(index, ErrorCode.out_of_order_sequence_number, str(exc))
+    except InvalidTxnState as exc:
+        return _error(index, ErrorCode.invalid_txn_state, str(exc))
     except StorageError as exc:
         log.error("%s", exc)
         return _error(index, ErrorCode.kafka_storage_error, str(exc))

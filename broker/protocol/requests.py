@@ -73,6 +73,7 @@ import kio.schema.describe_groups.v2.request
 import kio.schema.describe_groups.v3.request
 import kio.schema.describe_groups.v4.request
 import kio.schema.describe_groups.v5.request
+import kio.schema.describe_producers.v0.request
 import kio.schema.describe_transactions.v0.request
 import kio.schema.describe_user_scram_credentials.v0.request
 import kio.schema.end_txn.v0.request
@@ -210,6 +211,7 @@ __all__ = [
     "DescribeClusterRequest",
     "DescribeConfigsRequest",
     "DescribeGroupsRequest",
+    "DescribeProducersRequest",
     "DescribeTransactionsRequest",
     "DescribeUserScramCredentialsRequest",
     "EndTxnRequest",
@@ -530,6 +532,8 @@ ListTransactionsRequest: TypeAlias = (
     | kio.schema.list_transactions.v1.request.ListTransactionsRequest
 )
 
+DescribeProducersRequest: TypeAlias = kio.schema.describe_producers.v0.request.DescribeProducersRequest
+
 BY_API_KEY: dict[int, object] = {
     0: ProduceRequest,  # PRODUCE
     1: FetchRequest,  # FETCH
@@ -570,4 +574,5 @@ BY_API_KEY: dict[int, object] = {
     65: DescribeTransactionsRequest,  # DESCRIBE_TRANSACTIONS
     66: ListTransactionsRequest,  # LIST_TRANSACTIONS
     28: TxnOffsetCommitRequest,  # TXN_OFFSET_COMMIT
+    61: DescribeProducersRequest,  # DESCRIBE_PRODUCERS
 }

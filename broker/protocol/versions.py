@@ -53,6 +53,7 @@ class ApiKey(enum.IntEnum):
     DESCRIBE_TRANSACTIONS = 65
     LIST_TRANSACTIONS = 66
     TXN_OFFSET_COMMIT = 28
+    DESCRIBE_PRODUCERS = 61
 
 
 SUPPORTED_VERSIONS: Final[dict[int, tuple[int, int]]] = {
@@ -99,6 +100,7 @@ SUPPORTED_VERSIONS: Final[dict[int, tuple[int, int]]] = {
     ApiKey.LIST_TRANSACTIONS: (0, 1),
     # v5 is for transaction.version 2 clients, which this broker does not advertise.
     ApiKey.TXN_OFFSET_COMMIT: (0, 4),
+    ApiKey.DESCRIBE_PRODUCERS: (0, 0),
 }
 
 
