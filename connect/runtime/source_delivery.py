@@ -258,6 +258,7 @@ def wants_per_record_acks(task: SourceTask) -> bool:
 # How long a commit or an abort may block (Kafka's max.block.ms).
 _TXN_CALL_TIMEOUT_S = 60.0
 _REFRESH_STEP_S = 5.0
+_PURGED = frozenset({KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT})
 
 
 class Transactional:
@@ -306,7 +307,12 @@ class Transactional:
         config = transactional_producer_config(base, self._setup.transactional_id)
         if self._commit_records:
             return config
-        return {**config, "delivery.report.only.error": True, "on_delivery": self._on_failure}
+        return {**config, "delivery.report.only.error": True, "on_delivery": self._failed}
+
+    def _failed(self, err: KafkaError | None, msg: Any) -> None:
+        # An abort purges what it drops: those records were meant to go, not a failure.
+        if err is not None and err.code() not in _PURGED:
+            self._on_failure(err, msg)
 
     def start(self, producer: Producer) -> None:
         self._producer = producer
@@ -346,7 +352,7 @@ class Transactional:
 
         def done(err: KafkaError | None, msg: Any) -> None:
             if err is not None:
-                self._on_failure(err, msg)
+                self._failed(err, msg)
                 return
             ts = msg.timestamp()
             slot[0] = RecordMetadata(
