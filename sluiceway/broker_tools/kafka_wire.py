@@ -13,11 +13,19 @@ from __future__ import annotations
 
 import socket
 import struct
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from kio.schema.errors import ErrorCode
+from kio.serial.readers import (
+    read_compact_array_length,
+    read_compact_string,
+    read_int16,
+    read_int32,
+    read_int64,
+    read_unsigned_varint,
+)
 
 from broker.protocol.build import build
 from broker.protocol.codec import decode_response, encode_request, request_class
@@ -122,7 +130,8 @@ class Connection:
             frame = self._read(size)
         except OSError as exc:
             raise ToolError(f"Connection to {self.address} failed: {exc.strerror or exc}") from None
-        correlation, response = decode_response(api_key, version, frame)
+        own = _DECODERS.get((api_key, version))
+        correlation, response = own(frame) if own is not None else decode_response(api_key, version, frame)
         if correlation != self._correlation:
             raise ToolError(f"{self.address} answered request {correlation}, expected {self._correlation}")
         return response
@@ -228,3 +237,83 @@ class Cluster:
             conn = Connection(where.host, where.port, self.timeout_s, self.client_id)
             self._by_node[node_id] = conn
         return conn
+
+
+# -- responses kio cannot read ------------------------------------------------------------
+# kio reads TransactionStartTimeMs as a datetime and refuses the -1 Kafka sends for a
+# transaction that has not started (Empty, or an unknown id), so DescribeTransactions v0 is
+# read here, into the same field names with milliseconds as ints.
+
+
+@dataclass(frozen=True, slots=True)
+class TopicData:
+    topic: str
+    partitions: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionState:
+    error_code: ErrorCode
+    transactional_id: str
+    transaction_state: str
+    transaction_timeout: int  # ms
+    transaction_start_time: int  # ms, -1 when none
+    producer_id: int
+    producer_epoch: int
+    topics: tuple[TopicData, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeTransactionsResponse:
+    throttle_time: int
+    transaction_states: tuple[TransactionState, ...]
+
+
+class _Cursor:
+    """kio's readers return (value, bytes used); this keeps the position."""
+
+    def __init__(self, buf: bytes) -> None:
+        self.buf = buf
+        self.pos = 0
+
+    def take(self, reader: Callable[[bytes, int], tuple[Any, int]]) -> Any:
+        value, used = reader(self.buf, self.pos)
+        self.pos += used
+        return value
+
+    def skip_tags(self) -> None:
+        for _ in range(self.take(read_unsigned_varint)):
+            self.take(read_unsigned_varint)  # tag
+            self.pos += self.take(read_unsigned_varint)  # size, then the value skipped
+
+    def count(self) -> int:
+        return int(self.take(read_compact_array_length) or 0)  # a null array reads as empty
+
+
+def _describe_transactions_v0(frame: bytes) -> tuple[int, DescribeTransactionsResponse]:
+    c = _Cursor(bytes(frame))
+    correlation = c.take(read_int32)
+    c.skip_tags()  # response header v1
+    throttle = c.take(read_int32)
+    states = []
+    for _ in range(c.count()):
+        error = c.take(read_int16)
+        txn_id, state = c.take(read_compact_string), c.take(read_compact_string)
+        timeout, start = c.take(read_int32), c.take(read_int64)
+        pid, epoch = c.take(read_int64), c.take(read_int16)
+        topics = []
+        for _ in range(c.count()):
+            name = c.take(read_compact_string)
+            parts = tuple(c.take(read_int32) for _ in range(c.count()))
+            c.skip_tags()
+            topics.append(TopicData(name, parts))
+        c.skip_tags()
+        states.append(
+            TransactionState(ErrorCode(error), txn_id, state, timeout, start, pid, epoch, tuple(topics))
+        )
+    return correlation, DescribeTransactionsResponse(throttle, tuple(states))
+
+
+_DECODERS: dict[tuple[int, int], Callable[[bytes], tuple[int, Any]]] = {
+    (65, 0): _describe_transactions_v0,
+}
