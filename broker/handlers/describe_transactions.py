@@ -17,8 +17,9 @@ if TYPE_CHECKING:
     from broker.protocol.requests import DescribeTransactionsRequest
 
 
-# Kafka answers -1 for "no transaction started"; kio writes this field from a datetime, and
-# one millisecond before the epoch is what encodes as -1.
+# Kafka answers -1 for "no transaction started" (an id in Empty); kio writes this field from
+# a datetime, and one millisecond before the epoch is what encodes as -1. An id that is not
+# described gets the field's default, 0, as in Kafka.
 _NO_START = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC) - datetime.timedelta(milliseconds=1)
 
 
@@ -34,7 +35,7 @@ async def handle(ctx: RequestContext, req: DescribeTransactionsRequest) -> Any:
             "transactional_id": tid,
             "transaction_state": "",
             "transaction_timeout": 0,
-            "transaction_start_time": _NO_START,
+            "transaction_start_time": 0,
             "producer_id": -1,
             "producer_epoch": -1,
             "topics": [],
