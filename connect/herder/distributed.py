@@ -814,13 +814,26 @@ class DistributedHerder(OffsetsEndpoints):
         self._require_leader()
         if self.target_state(name) == TargetState.STOPPED:
             await self._await_tasks_stopped(name)
+            await self._fence_before_offsets_change(name)
         return await super().alter_offsets(name, offsets)
 
     async def reset_offsets(self, name: str) -> str:
         self._require_leader()
         if self.target_state(name) == TargetState.STOPPED:
             await self._await_tasks_stopped(name)
+            await self._fence_before_offsets_change(name)
         return await super().reset_offsets(name)
+
+    async def _fence_before_offsets_change(self, name: str) -> None:
+        """Kafka fences an exactly-once source's zombies before its offsets change: a task of
+        the last generation still alive somewhere could otherwise commit over the change."""
+        config = self.configs.snapshot().connector_configs.get(name)
+        if (
+            self.worker.exactly_once_enabled
+            and config is not None
+            and self.connector_type(config) == "source"
+        ):
+            await self.fencing.fence(name)
 
 
 class _ConfigEvents:

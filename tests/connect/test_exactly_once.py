@@ -287,6 +287,9 @@ def test_records_and_offsets_commit_together(cluster: EmbeddedConnectCluster) ->
         return sorted(o["offset"]["n"] for o in body["offsets"])
 
     cluster.wait_for(lambda: offsets() == [300, 300], 20, "both tasks' offsets at 300")
+    # The fencing endpoint is internal: unsigned requests are refused.
+    r = cluster.request("PUT", f"/connectors/{name}/fence")
+    assert r.status_code == 403 and "signature" in r.json()["message"], r.text
 
 
 def test_connector_defined_boundaries_abort_drops_records_not_offsets(
@@ -342,6 +345,12 @@ def test_a_new_task_generation_fences_the_old_producers(cluster: EmbeddedConnect
     )
     assert "zombie" not in committed_values(cluster.bootstrap, topic)
     cluster.wait_for(lambda: running(cluster, name, 2), 30, "two tasks RUNNING")
+    # Offsets of a stopped connector change only after its last generation was fenced.
+    assert cluster.request("PUT", f"/connectors/{name}/stop").status_code == 204
+    cluster.wait_for(lambda: cluster.status(name)["tasks"] == [], 30, "no tasks")
+    r = cluster.request("DELETE", f"/connectors/{name}/offsets")
+    assert r.status_code == 200, r.text
+    assert config_record(cluster.bootstrap, f"tasks-fencing-{name}") == {"task-count": 0}
 
 
 def test_sink_consumers_take_the_connectors_isolation_level(cluster: EmbeddedConnectCluster) -> None:
