@@ -47,15 +47,13 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeGuard
 
-from confluent_kafka import KafkaException, Producer
 from typing_extensions import Unpack
 
 from connect.api.errors import ConnectException
-from connect.runtime import clients
-from connect.runtime.exactly_once import transactional_producer_config
 from connect.runtime.status import ConnectorTaskId, TargetState
 from connect.storage.configs import ClusterConfigState, ConfigListener
-from connect.storage.kafka_log import decode_value, encode_value, make_client
+from connect.storage.fencable_writer import FencableWriter
+from connect.storage.kafka_log import decode_value, encode_value
 from connect.storage.topic_admin import CONFIG_TOPIC, check_single_partition
 from connect.storage.topic_store import TopicBackedStore, TopicStoreOptions
 
@@ -191,9 +189,18 @@ class KafkaConfigBackingStore(TopicBackedStore):
         if transactional_id is not None:
             options = {**options, "read_committed": True}
         super().__init__(bootstrap_servers, topic, 1, producer, **options)
-        self._transactional_id = transactional_id
-        self._leader_producer: Producer | None = None
-        self._write_lock = threading.Lock()
+        self._fencable = (
+            None
+            if transactional_id is None
+            else FencableWriter(
+                bootstrap_servers,
+                topic,
+                transactional_id,
+                f"{self._log.client_id}-leader",
+                self.client_settings,
+                _WRITE_TIMEOUT_S,
+            )
+        )
         self._lock = threading.Lock()
         self._listener: ConfigUpdateListener | None = None
         self._started = False  # the listener hears of records read after the initial read only
@@ -234,40 +241,17 @@ class KafkaConfigBackingStore(TopicBackedStore):
 
     @property
     def uses_transactions(self) -> bool:
-        return self._transactional_id is not None
+        return self._fencable is not None
 
     def claim_write_privileges(self) -> None:
-        """Become the one writer (Kafka's ``claimWritePrivileges``): init the transactional
-        producer, which fences any earlier leader's. No-op without transactions or when held."""
-        if self._transactional_id is None:
-            return
-        with self._write_lock:
-            if self._leader_producer is not None:
-                return
-            config = transactional_producer_config(
-                clients.producer_config(
-                    self.bootstrap_servers, f"{self._log.client_id}-leader", self.client_settings, {}
-                ),
-                self._transactional_id,
-            )
-            producer = make_client(Producer, config)
-            try:
-                producer.init_transactions(_WRITE_TIMEOUT_S)
-            except KafkaException as exc:
-                raise ConnectException(
-                    f"Failed to create and initialize fencable producer for config topic: {exc.args[0].str()}"
-                ) from exc
-            self._leader_producer = producer
-            log.info(
-                "claimed write privileges for the config topic (transactional.id %s)", self._transactional_id
-            )
+        """Become the one writer (Kafka's ``claimWritePrivileges``): no-op without transactions
+        or while held."""
+        if self._fencable is not None:
+            self._fencable.claim()
 
     def relinquish_write_privileges(self) -> None:
-        with self._write_lock:
-            producer, self._leader_producer = self._leader_producer, None
-        if producer is not None:
-            producer.purge()
-            producer.flush(0)
+        if self._fencable is not None:
+            self._fencable.relinquish()
 
     def set_listener(self, listener: ConfigUpdateListener | ConfigListener) -> None:
         """Where changes go; a plain callable is called with the connector of each config change."""
@@ -338,7 +322,7 @@ class KafkaConfigBackingStore(TopicBackedStore):
         deadline = time.monotonic() + _WRITE_TIMEOUT_S
         tasks = [(f"{TASK_PREFIX}{connector}-{i}", connector_config_value(c)) for i, c in enumerate(configs)]
         commit = (COMMIT_TASKS_PREFIX + connector, encode_value({"tasks": len(configs)}))
-        if self._transactional_id is not None:
+        if self._fencable is not None:
             # One transaction: the commit record is only ever read with all of its tasks.
             self._write([*tasks, commit], "task configurations", deadline)
             return
@@ -386,28 +370,6 @@ class KafkaConfigBackingStore(TopicBackedStore):
             except ConnectException as exc:
                 raise ConnectException(f"Error writing {what} to Kafka: {exc}") from exc
 
-    def _send_transactionally(
-        self, records: Sequence[tuple[str, bytes | None]], what: str, deadline: float
-    ) -> None:
-        with self._write_lock:
-            producer = self._leader_producer
-            if producer is None:
-                raise ConnectException(
-                    f"Error writing {what} to Kafka: cannot produce to config topic without claiming write "
-                    "privileges first"
-                )
-            try:
-                producer.begin_transaction()
-                for key, value in records:
-                    producer.produce(self.topic, value, key.encode(), 0)
-                producer.commit_transaction(max(deadline - time.monotonic(), 1.0))
-                return
-            except (KafkaException, BufferError) as exc:
-                failure = exc
-        log.warning("Failed to perform fencable send to config topic: %s", failure)
-        self.relinquish_write_privileges()
-        raise ConnectException(f"Error writing {what} to Kafka: failed to perform fencable send: {failure}")
-
     def _write(
         self,
         records: Sequence[tuple[str, bytes | None]],
@@ -418,8 +380,8 @@ class KafkaConfigBackingStore(TopicBackedStore):
         """Send, wait for the acknowledgements, and read back (so the snapshot includes the records)."""
         if deadline is None:
             deadline = time.monotonic() + _WRITE_TIMEOUT_S
-        if privileged and self._transactional_id is not None:
-            self._send_transactionally(records, what, deadline)
+        if privileged and self._fencable is not None:
+            self._fencable.send(records, what, deadline)
         else:
             self._send(records, what, deadline)
         if not self._log.read_to_end(max(deadline - time.monotonic(), 0.0)):
