@@ -115,6 +115,12 @@ class BrokerConfig(BaseModel):
     offset_metadata_max_bytes: int = Field(4096, alias="offset.metadata.max.bytes", ge=0)
     transactional_id_expiration_ms: int = Field(604800000, alias="transactional.id.expiration.ms", ge=1)
     transaction_state_log_num_partitions: int = Field(50, alias="transaction.state.log.num.partitions", ge=1)
+    # Accepted so Kafka's server.properties loads unchanged; a single node keeps one copy
+    # (like offsets.topic.replication.factor here).
+    transaction_state_log_replication_factor: int = Field(
+        1, alias="transaction.state.log.replication.factor", ge=1
+    )
+    transaction_state_log_min_isr: int = Field(1, alias="transaction.state.log.min.isr", ge=1)
     transaction_state_log_segment_bytes: int = Field(
         104857600, alias="transaction.state.log.segment.bytes", ge=1
     )
