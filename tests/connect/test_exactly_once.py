@@ -292,6 +292,26 @@ def test_records_and_offsets_commit_together(cluster: EmbeddedConnectCluster) ->
     assert r.status_code == 403 and "signature" in r.json()["message"], r.text
 
 
+def test_interval_boundaries_and_commit_record(cluster: EmbeddedConnectCluster) -> None:
+    name, topic = unique("ivl"), unique("ivl-t")
+    config = {
+        "connector.class": P + "CountingSourceConnector",
+        "topic": topic,
+        "count": "40",
+        "batch": "3",
+        "commit.record": "true",
+        "transaction.boundary": "interval",
+        "transaction.boundary.interval.ms": "200",
+    }
+    assert cluster.request("PUT", f"/connectors/{name}/config", config).status_code == 201
+    cluster.wait_for(lambda: len(plugins.COMMITTED[name]) >= 40, 30, "commit_record for every record")
+    assert sorted(committed_values(cluster.bootstrap, topic)) == sorted(f"v-{n}" for n in range(1, 41))
+    # commit_record is called once the transaction is committed, with where Kafka put the record.
+    metadata = [m for _, m in plugins.COMMITTED[name]]
+    assert all(m is not None and m.topic == topic for m in metadata)
+    assert len({(m.partition, m.offset) for m in metadata if m is not None}) == 40
+
+
 def test_connector_defined_boundaries_abort_drops_records_not_offsets(
     cluster: EmbeddedConnectCluster,
 ) -> None:
