@@ -98,7 +98,7 @@ def test_bad_txn_offset_commits_get_kafkas_errors(shared_broker: EmbeddedBroker)
             producer_epoch=-1,
         )
         assert init.error_code == ErrorCode.none
-        txn = {
+        txn: dict[str, Any] = {
             "transactional_id": txn_id,
             "producer_id": int(init.producer_id),
             "producer_epoch": int(init.producer_epoch),
