@@ -21,6 +21,7 @@ OFFSET_AND_LENGTH: Final = struct.Struct(">qi")
 CRC_OFFSET: Final = 17
 ATTRIBUTES_OFFSET: Final = 21
 MAX_TIMESTAMP_OFFSET: Final = 35
+LAST_OFFSET_DELTA_OFFSET: Final = 23
 
 CODEC_MASK: Final = 0x07
 TIMESTAMP_TYPE_LOG_APPEND: Final = 0x08
@@ -147,6 +148,22 @@ def set_log_append_time(batch: bytearray, timestamp_ms: int) -> None:
     struct.pack_into(">h", batch, ATTRIBUTES_OFFSET, attributes | TIMESTAMP_TYPE_LOG_APPEND)
     struct.pack_into(">q", batch, MAX_TIMESTAMP_OFFSET, timestamp_ms)
     struct.pack_into(">I", batch, CRC_OFFSET, crc32c(memoryview(batch)[ATTRIBUTES_OFFSET:]))
+
+
+def cut_before(data: bytes, offset: int) -> tuple[bytes, int]:
+    """The whole batches of ``data`` that end before ``offset`` (read_committed stops at the
+    last stable offset, which always falls between batches), and the offset after them
+    (-1 when none does)."""
+    pos = 0
+    after = -1
+    while pos + LOG_OVERHEAD <= len(data):
+        base, length = OFFSET_AND_LENGTH.unpack_from(data, pos)
+        if base >= offset:
+            break
+        (last_delta,) = struct.unpack_from(">i", data, pos + LAST_OFFSET_DELTA_OFFSET)
+        after = base + last_delta + 1
+        pos += length + LOG_OVERHEAD
+    return data[:pos], after
 
 
 def iter_batches(buf: bytes | bytearray | memoryview, start: int = 0, end: int | None = None):  # type: ignore[no-untyped-def]

@@ -19,14 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from broker.storage import recovery
+from broker.storage import recovery, timestamps
 from broker.storage.batch import (
     CODEC_MASK,
-    OFFSET_AND_LENGTH,
-    TIMESTAMP_TYPE_LOG_APPEND,
     TRANSACTIONAL,
     BatchHeader,
     Codec,
+    cut_before,
     read_header,
     rewritten_prefix,
     set_log_append_time,
@@ -390,60 +389,18 @@ class PartitionLog:
             if pos is not None:
                 data, after = seg.read_span(pos, max_bytes, min_one)
                 if 0 <= below < after:
-                    return _cut_before(data, below)
+                    return cut_before(data, below)
                 return data, after
             i += 1
         return b"", -1
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the first record at or after ``timestamp``."""
-        for seg in self.segments:
-            if seg.max_timestamp < timestamp:
-                continue
-            start = max(seg.time_index.lookup(timestamp), self.log_start_offset, seg.base_offset)
-            pos = seg.find_position(start)
-            if pos is None:
-                continue
-            for bpos, h in seg.batches(pos):
-                if h.max_timestamp < timestamp or h.last_offset < self.log_start_offset:
-                    continue
-                found = self._first_record_at(seg.read_batch(bpos, h), timestamp)
-                if found is not None:
-                    return found
-        return None
-
-    def _first_record_at(self, batch: bytes, timestamp: int) -> tuple[int, int] | None:
-        h, records = parse_records(batch)
-        for r in records:
-            offset = h.base_offset + r.offset_delta
-            ts = _record_time(h, r.timestamp_delta)
-            if ts >= timestamp and offset >= self.log_start_offset:
-                return offset, ts
-        return None
+        return timestamps.offset_for_timestamp(self.segments, self.log_start_offset, timestamp)
 
     def max_timestamp_offset(self) -> tuple[int, int] | None:
-        """(offset, timestamp) of the record with the largest timestamp (ListOffsets -3).
-
-        Segments are visited newest-timestamp first; a segment's maximum may belong to
-        records below the log start offset, so the search goes on until no remaining
-        segment can beat what was found. Ties go to the lowest offset.
-        """
-        best: tuple[int, int] | None = None
-        for seg in sorted(self.segments, key=lambda s: s.max_timestamp, reverse=True):
-            if seg.max_timestamp < 0 or (best is not None and seg.max_timestamp < best[1]):
-                break
-            for bpos, h in seg.batches(0):
-                if h.last_offset < self.log_start_offset or (best is not None and h.max_timestamp < best[1]):
-                    continue
-                hdr, records = parse_records(seg.read_batch(bpos, h))
-                for r in records:
-                    offset = hdr.base_offset + r.offset_delta
-                    ts = _record_time(hdr, r.timestamp_delta)
-                    if offset >= self.log_start_offset and (
-                        best is None or ts > best[1] or (ts == best[1] and offset < best[0])
-                    ):
-                        best = (offset, ts)
-        return best
+        """(offset, timestamp) of the record with the largest timestamp (ListOffsets -3)."""
+        return timestamps.max_timestamp_offset(self.segments, self.log_start_offset)
 
     # -- deletion --------------------------------------------------------------------
 
@@ -540,24 +497,6 @@ class PartitionLog:
         self.closed = True
         for seg in self.segments:
             seg.close()
-
-
-def _cut_before(data: bytes, offset: int) -> tuple[bytes, int]:
-    """The whole batches of ``data`` that end before ``offset``, and the offset after them."""
-    pos = 0
-    after = -1
-    while pos + 12 <= len(data):
-        base, length = OFFSET_AND_LENGTH.unpack_from(data, pos)
-        if base >= offset:
-            break
-        pos += length + 12
-        after = read_header(data, pos - length - 12).last_offset + 1
-    return data[:pos], after
-
-
-def _record_time(h: BatchHeader, timestamp_delta: int) -> int:
-    """A record's timestamp: the batch's for LogAppendTime batches, else base + delta."""
-    return h.max_timestamp if h.attributes & TIMESTAMP_TYPE_LOG_APPEND else h.base_timestamp + timestamp_delta
 
 
 def _segment_time(seg: Segment) -> int:
