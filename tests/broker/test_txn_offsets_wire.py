@@ -5,6 +5,7 @@ exact versions look at them, and bad TxnOffsetCommits get Kafka's error codes.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -13,7 +14,7 @@ from kio.schema.errors import ErrorCode
 
 from broker.protocol.versions import ApiKey
 from broker.server import EmbeddedBroker
-from tests.support import unique
+from tests.support import embedded_broker, unique
 from tests.wire import WireClient
 
 
@@ -152,3 +153,50 @@ def test_bad_txn_offset_commits_get_kafkas_errors(shared_broker: EmbeddedBroker)
         )
         assert again.error_code == ErrorCode.none and again.producer_epoch == txn["producer_epoch"] + 1
         assert txn_offset_commit(w, 0, group_id=group, topic=topic, **txn) == ErrorCode.invalid_producer_epoch
+
+
+def test_acls_as_kafka_transactional_id_write_then_group_read_then_topic_read(tmp_path: Path) -> None:
+    from confluent_kafka.admin import (  # type: ignore[attr-defined]
+        AclBinding,
+        AclOperation,
+        AclPermissionType,
+        ResourcePatternType,
+        ResourceType,
+    )
+
+    def deny(rtype: Any, name: str, op: Any) -> Any:
+        return AclBinding(
+            rtype, name, ResourcePatternType.LITERAL, "User:ANONYMOUS", "*", op, AclPermissionType.DENY
+        )
+
+    with embedded_broker(
+        tmp_path / "logs",
+        **{
+            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "allow.everyone.if.no.acl.found": "true",
+        },
+    ) as eb:
+        topic, secret = create_topic(eb.bootstrap), create_topic(eb.bootstrap)
+        admin = AdminClient({"bootstrap.servers": eb.bootstrap})
+        acls = [
+            deny(ResourceType.TRANSACTIONAL_ID, "denied-tid", AclOperation.WRITE),
+            deny(ResourceType.GROUP, "denied-group", AclOperation.READ),
+            deny(ResourceType.TOPIC, secret, AclOperation.READ),
+        ]
+        for fut in admin.create_acls(acls, request_timeout=10).values():
+            fut.result()
+        txn = {"transactional_id": "tid", "producer_id": 1, "producer_epoch": 0}
+        with WireClient(eb.bootstrap) as w:
+            denied_tid = {**txn, "transactional_id": "denied-tid"}
+            assert (
+                txn_offset_commit(w, 3, group_id="denied-group", topic=topic, **denied_tid)
+                == ErrorCode.transactional_id_authorization_failed
+            )
+            assert (
+                txn_offset_commit(w, 3, group_id="denied-group", topic=topic, **txn)
+                == ErrorCode.group_authorization_failed
+            )
+            assert (
+                txn_offset_commit(w, 3, group_id="g", topic=secret, **txn)
+                == ErrorCode.topic_authorization_failed
+            )
