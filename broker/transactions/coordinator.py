@@ -184,6 +184,14 @@ class TransactionCoordinator:
 
     # -- requests ---------------------------------------------------------------------
 
+    @staticmethod
+    def _refused(api: str, transactional_id: str, error: ErrorCode) -> ErrorCode:
+        """One line per refused request (bad input, a fenced or confused producer); the
+        retriable CONCURRENT_TRANSACTIONS is routine and stays quiet."""
+        if error not in (ErrorCode.none, ErrorCode.concurrent_transactions):
+            log.info("%s for transactional id %r refused: %s", api, transactional_id, error.name)
+        return error
+
     def _unavailable(self) -> ErrorCode | None:
         return None if self.loaded else ErrorCode.coordinator_load_in_progress
 
@@ -207,7 +215,7 @@ class TransactionCoordinator:
         except (StorageError, OSError) as exc:
             log.error("InitProducerId for %s: %s", transactional_id, exc)
             return InitResult(ErrorCode.coordinator_not_available)
-        error = self._apply(outcome)
+        error = self._refused("InitProducerId", transactional_id, self._apply(outcome))
         if error != ErrorCode.none:
             return InitResult(error)
         return InitResult(error, outcome.producer_id, outcome.producer_epoch)
@@ -222,11 +230,11 @@ class TransactionCoordinator:
         if (err := self._unavailable()) is not None:
             return err
         if not transactional_id:
-            return ErrorCode.invalid_request
+            return self._refused("AddPartitionsToTxn", transactional_id, ErrorCode.invalid_request)
         outcome = sm.add_partitions(
             self.txns.get(transactional_id), producer_id, producer_epoch, partitions, self._clock_ms()
         )
-        return self._apply(outcome)
+        return self._refused("AddPartitionsToTxn", transactional_id, self._apply(outcome))
 
     def verify(
         self, transactional_id: str, producer_id: int, producer_epoch: int, partition: TopicPartition
@@ -261,11 +269,11 @@ class TransactionCoordinator:
         if (err := self._unavailable()) is not None:
             return err
         if not transactional_id:
-            return ErrorCode.invalid_request
+            return self._refused("EndTxn", transactional_id, ErrorCode.invalid_request)
         outcome = sm.end_txn(
             self.txns.get(transactional_id), producer_id, producer_epoch, commit, self._clock_ms()
         )
-        return self._apply(outcome)
+        return self._refused("EndTxn", transactional_id, self._apply(outcome))
 
     def admin_write_markers(
         self,
