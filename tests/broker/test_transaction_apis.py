@@ -4,6 +4,7 @@ Kafka's error codes (and their downgrades for old request versions)."""
 from __future__ import annotations
 
 import struct
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from broker.protocol.build import build
 from broker.protocol.codec import encode_request, request_class
 from broker.protocol.versions import ApiKey
 from broker.server import EmbeddedBroker
+from broker.storage.records import Record, build_batch
 from tests.support import embedded_broker, unique, wait_until
 from tests.wire import WireClient
 
@@ -23,6 +25,9 @@ from tests.wire import WireClient
 def wire(broker: EmbeddedBroker) -> Iterator[WireClient]:
     with WireClient(broker.bootstrap) as client:
         yield client
+
+
+TRANSACTIONAL = 0x10
 
 
 def make_topic(client: WireClient, name: str, partitions: int = 2) -> None:
@@ -77,6 +82,41 @@ def end(client: WireClient, tid: str, pid: int, epoch: int, commit: bool, versio
         ApiKey.END_TXN, version, transactional_id=tid, producer_id=pid, producer_epoch=epoch, committed=commit
     )
     return r.error_code
+
+
+def produce_txn(
+    c: WireClient,
+    tid: str,
+    pid: int,
+    epoch: int,
+    topic: str,
+    partition: int,
+    values: list[bytes],
+    check: bool = True,
+) -> ErrorCode:
+    """A transactional batch (sequence 0) as a client sends it; its partition's error."""
+    now = int(time.time() * 1000)
+    batch = build_batch(
+        0,
+        [Record(i, 0, None, v) for i, v in enumerate(values)],
+        base_timestamp=now,
+        attributes=TRANSACTIONAL,
+        producer_id=pid,
+        producer_epoch=epoch,
+        base_sequence=0,
+    )
+    r = c.request(
+        ApiKey.PRODUCE,
+        9,
+        transactional_id=tid,
+        acks=-1,
+        timeout=5000,
+        topic_data=[{"name": topic, "partition_data": [{"index": partition, "records": batch}]}],
+    )
+    error = r.responses[0].partition_responses[0].error_code
+    if check:
+        assert error == ErrorCode.none
+    return error
 
 
 def describe(client: WireClient, tid: str) -> Any:
@@ -423,3 +463,41 @@ def test_transactional_id_acls_are_enforced(tmp_path: Path) -> None:
         assert markers.markers[0].topics[0].partitions[0].error_code == ErrorCode.cluster_authorization_failed
         batched = c.request(ApiKey.ADD_PARTITIONS_TO_TXN, 4, transactions=[])
         assert batched.error_code == ErrorCode.cluster_authorization_failed
+
+
+def test_transactional_produce_is_verified_against_the_transaction(tmp_path: Path, wire: WireClient) -> None:
+    """KIP-890: a transactional batch must go to a partition of the producer's open
+    transaction, from its current epoch."""
+    topic, tid = unique("t"), unique("tx")
+    make_topic(wire, topic, 2)
+    r = init(wire, tid)
+    pid, epoch = r.producer_id, r.producer_epoch
+    assert (
+        produce_txn(wire, tid, pid, epoch, topic, 0, [b"early"], check=False) == ErrorCode.invalid_txn_state
+    )
+    add(wire, tid, pid, epoch, {topic: [0]})
+    assert produce_txn(wire, tid, pid, epoch, topic, 0, [b"in"], check=False) == ErrorCode.none
+    assert (
+        produce_txn(wire, tid, pid, epoch, topic, 1, [b"not-added"], check=False)
+        == ErrorCode.invalid_txn_state
+    )
+    assert end(wire, tid, pid, epoch, False) == ErrorCode.none
+    bumped = init(wire, tid)
+    add(wire, tid, pid, bumped.producer_epoch, {topic: [1]})
+    assert (
+        produce_txn(wire, tid, pid, epoch, topic, 1, [b"stale"], check=False)
+        == ErrorCode.invalid_producer_epoch
+    )
+    # With verification off (Kafka's transaction.partition.verification.enable) the partition
+    # takes the batch unasked: the hanging transaction KIP-890 prevents.
+    other = unique("tx")
+    with (
+        embedded_broker(tmp_path / "off", **{"transaction.partition.verification.enable": "false"}) as eb,
+        WireClient(eb.bootstrap) as c,
+    ):
+        make_topic(c, topic, 1)
+        o = init(c, other)
+        assert (
+            produce_txn(c, other, o.producer_id, o.producer_epoch, topic, 0, [b"x"], check=False)
+            == ErrorCode.none
+        )

@@ -16,39 +16,11 @@ from pathlib import Path
 from confluent_kafka import Consumer, TopicPartition
 from kio.schema.errors import ErrorCode
 
-from broker.protocol.versions import ApiKey
 from broker.server import EmbeddedBroker
-from broker.storage.records import Record, build_batch
 from broker.transactions import state as sm
-from tests.broker.test_transaction_apis import add, describe, init, make_topic
+from tests.broker.test_transaction_apis import add, describe, init, make_topic, produce_txn
 from tests.support import embedded_broker, unique
 from tests.wire import WireClient
-
-TRANSACTIONAL = 0x10
-
-
-def produce_txn(
-    c: WireClient, tid: str, pid: int, epoch: int, topic: str, partition: int, values: list[bytes]
-) -> None:
-    now = int(time.time() * 1000)
-    batch = build_batch(
-        0,
-        [Record(i, 0, None, v) for i, v in enumerate(values)],
-        base_timestamp=now,
-        attributes=TRANSACTIONAL,
-        producer_id=pid,
-        producer_epoch=epoch,
-        base_sequence=0,
-    )
-    r = c.request(
-        ApiKey.PRODUCE,
-        9,
-        transactional_id=tid,
-        acks=-1,
-        timeout=5000,
-        topic_data=[{"name": topic, "partition_data": [{"index": partition, "records": batch}]}],
-    )
-    assert r.responses[0].partition_responses[0].error_code == ErrorCode.none
 
 
 def log_prepare_only(eb: EmbeddedBroker, tid: str, commit: bool) -> None:
