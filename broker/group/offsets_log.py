@@ -138,7 +138,7 @@ class OffsetsLog:
                             _stage(r.key, r.value, h.producer_id, h.base_offset + r.offset_delta, pending)
                     else:
                         for r in records:
-                            _apply(r.key, r.value, h.base_offset + r.offset_delta, loaded)
+                            _apply(r.key, r.value, h.base_offset + r.offset_delta, loaded, pending)
             for pid, group_id, offsets in pending.items():
                 loaded.pending.stage(pid, group_id, offsets.items())
         return loaded
@@ -191,7 +191,9 @@ def group_tombstone(group_id: str) -> Record:
     return (rec.encode_group_key(rec.GroupKey(group_id)), None)
 
 
-def _apply(key: bytes | None, value: bytes | None, record_offset: int, loaded: Loaded) -> None:
+def _apply(
+    key: bytes | None, value: bytes | None, record_offset: int, loaded: Loaded, pending: PendingTxnOffsets
+) -> None:
     if key is None:
         return
     try:
@@ -206,6 +208,7 @@ def _apply(key: bytes | None, value: bytes | None, record_offset: int, loaded: L
             if value is None:
                 loaded.groups[k.group] = None
                 loaded.offsets.pop(k.group, None)
+                pending.forget_group(k.group)  # as delete_group did when it wrote the tombstone
             else:
                 loaded.groups[k.group] = rec.decode_group_value(value)
     except Exception as exc:  # a foreign or damaged record must not stop the broker from starting

@@ -192,6 +192,7 @@ steps = st.lists(
         st.tuples(st.just("plain"), st.sampled_from(GROUPS), st.integers(0, 1)),
         st.tuples(st.just("txn"), st.sampled_from(GROUPS), st.integers(0, 1), st.integers(1, 3)),
         st.tuples(st.just("end"), st.integers(1, 3), st.booleans()),
+        st.tuples(st.just("delete"), st.sampled_from(GROUPS)),
     ),
     max_size=25,
 )
@@ -221,9 +222,11 @@ def test_replay_rebuilds_exactly_the_running_state(tmp_path_factory: Any, ops: l
                 _, group, partition, pid = op
                 coord.commit_txn_offsets(group, pid, 0, -1, "", None, [("t", partition, n, -1, None)])
                 open_groups.setdefault(pid, set()).add(group)
-            else:
+            elif op[0] == "end":
                 _, pid, commit = op
                 end_txn(coord, pid, 0, commit, sorted(open_groups.pop(pid, set())))
+            else:
+                coord.delete_group(op[1])  # drops its pending offsets too, as Kafka's removeAllOffsets
         snapshot["state"] = state(coord)
 
     async def restarted(coord: GroupCoordinator) -> None:
