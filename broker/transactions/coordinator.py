@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from kio.schema.errors import ErrorCode
 
 from broker.config import BrokerConfig
+from broker.group.offsets_log import OFFSETS_TOPIC
 from broker.logs import LogManager
 from broker.periodic import every
-from broker.storage.log import StorageError
+from broker.storage.log import CoordinatorFenced, ProducerFenced, StorageError
 from broker.transactions import state as sm
 from broker.transactions.state import PREPARE, TopicPartition, TxnMetadata, TxnState
 from broker.transactions.txn_log import TRANSACTION_STATE_TOPIC, TransactionLog
@@ -138,8 +139,6 @@ class TransactionCoordinator:
         errors = self.write_markers_each(producer_id, producer_epoch, commit, partitions, coordinator_epoch)
         if any(e in (ErrorCode.kafka_storage_error, ErrorCode.unknown_server_error) for e in errors.values()):
             return False
-        from broker.group.offsets_log import OFFSETS_TOPIC
-
         if any(topic == OFFSETS_TOPIC for topic, _ in errors):
             self._complete_offsets(producer_id, producer_epoch, commit)
         return True
@@ -153,8 +152,6 @@ class TransactionCoordinator:
         coordinator_epoch: int,
     ) -> dict[TopicPartition, ErrorCode]:
         """One marker per partition, each partition's error as WriteTxnMarkers answers it."""
-        from broker.storage.log import CoordinatorFenced, ProducerFenced
-
         now = self._clock_ms()
         out: dict[TopicPartition, ErrorCode] = {}
         for tp in sorted(set(partitions)):
@@ -285,8 +282,6 @@ class TransactionCoordinator:
     ) -> dict[TopicPartition, ErrorCode]:
         """WriteTxnMarkers: markers on request (kafka-transactions.sh abort of a hanging
         transaction); the coordinator's own state is not touched, as in Kafka."""
-        from broker.group.offsets_log import OFFSETS_TOPIC
-
         errors = self.write_markers_each(producer_id, producer_epoch, commit, partitions, coordinator_epoch)
         if any(topic == OFFSETS_TOPIC and e == ErrorCode.none for (topic, _), e in errors.items()):
             self._complete_offsets(producer_id, producer_epoch, commit)
