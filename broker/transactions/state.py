@@ -117,10 +117,6 @@ def _fenced_epoch(epoch: int) -> int:
     return epoch + 1 if epoch < MAX_EPOCH else epoch
 
 
-def _ids_match(meta: TxnMetadata, producer_id: int) -> bool:
-    return meta.producer_id == producer_id
-
-
 def init_producer_id(
     meta: TxnMetadata | None,
     transactional_id: str,
@@ -138,11 +134,8 @@ def init_producer_id(
         return Outcome(ErrorCode.invalid_transaction_timeout)
     expecting = expected_pid != NO_PRODUCER_ID
     if meta is None or meta.state == TxnState.DEAD:
-        if expecting:
-            # KIP-360: the producer's id is no longer known here (expired); Kafka answers
-            # a stale expectation with PRODUCER_FENCED only for a known id, and starts
-            # afresh otherwise.
-            pass
+        # An unknown (or expired) id starts afresh, whatever pid/epoch the producer expects:
+        # there is no newer instance it could be a zombie of.
         new = TxnMetadata(
             transactional_id, allocate_pid(), 0, timeout_ms, TxnState.EMPTY, frozenset(), -1, now_ms
         )
@@ -180,7 +173,7 @@ def init_producer_id(
 
 
 def _check_producer(meta: TxnMetadata | None, producer_id: int, producer_epoch: int) -> ErrorCode:
-    if meta is None or meta.state == TxnState.DEAD or not _ids_match(meta, producer_id):
+    if meta is None or meta.state == TxnState.DEAD or meta.producer_id != producer_id:
         return ErrorCode.invalid_producer_id_mapping
     if producer_epoch != meta.producer_epoch:
         return ErrorCode.producer_fenced
