@@ -140,24 +140,30 @@ def init_producer_id(
             transactional_id, allocate_pid(), 0, timeout_ms, TxnState.EMPTY, frozenset(), -1, now_ms
         )
         return Outcome(ErrorCode.none, new, new.producer_id, new.producer_epoch)
+    # Kafka's isValidProducerId: only the producer id is checked here; the epoch is
+    # checked when it is bumped (prepareIncrementProducerEpoch).
+    if expecting and expected_pid != meta.producer_id:
+        return Outcome(ErrorCode.producer_fenced)
     if meta.state in PREPARE:
         return Outcome(ErrorCode.concurrent_transactions)
-    if expecting and not (
-        meta.producer_id == expected_pid and expected_epoch in (meta.producer_epoch, meta.last_epoch)
-    ):
-        return Outcome(ErrorCode.producer_fenced)
     if meta.state == TxnState.ONGOING:
         # A new producer instance with this id: fence the old one (epoch + 1, so its
         # markers fence it at every partition) and abort its transaction; the client
         # retries on CONCURRENT_TRANSACTIONS and then gets the next epoch.
         return Outcome(ErrorCode.concurrent_transactions, _prepare_abort(meta, now_ms, fence=True))
-    if expecting and expected_epoch == meta.last_epoch and meta.last_epoch != meta.producer_epoch:
+    if not expecting or expected_epoch == meta.producer_epoch:
+        if is_exhausted(meta.producer_epoch):
+            pid, epoch, last = allocate_pid(), 0, NO_EPOCH
+        else:
+            # The previous epoch is remembered only for a producer that named it (KIP-360),
+            # so a retry of its bump can be told apart from a zombie.
+            last = meta.producer_epoch if expecting else NO_EPOCH
+            pid, epoch = meta.producer_id, meta.producer_epoch + 1
+    elif expected_epoch == meta.last_epoch != NO_EPOCH:
         # A retry of a bump that already happened: answer what it produced.
         return Outcome(ErrorCode.none, None, meta.producer_id, meta.producer_epoch)
-    if is_exhausted(meta.producer_epoch):
-        pid, epoch, last = allocate_pid(), 0, NO_EPOCH
     else:
-        pid, epoch, last = meta.producer_id, meta.producer_epoch + 1, meta.producer_epoch
+        return Outcome(ErrorCode.producer_fenced)
     new = replace(
         meta,
         producer_id=pid,

@@ -225,3 +225,24 @@ def test_partition_is_javas_string_hash() -> None:
     # Java (jshell): "my-txn".hashCode() == -1061187895, "Ünïcode-tx€".hashCode() == 607003109.
     assert records.partition_for("my-txn", 50) == 1061187895 % 50
     assert records.partition_for("Ünïcode-tx€", 50) == 607003109 % 50
+
+
+def test_kip_360_reinit_retry_versus_zombie() -> None:
+    pids = iter(range(100, 200)).__next__
+    first = sm.init_producer_id(None, "tx", 1000, MAX_TIMEOUT, 0, pids).write
+    assert first is not None and (first.producer_id, first.producer_epoch) == (100, 0)
+    # The producer re-initializes naming its pid/epoch; its retry gets the same answer.
+    bumped = sm.init_producer_id(first, "tx", 1000, MAX_TIMEOUT, 1, pids, 100, 0).write
+    assert bumped is not None and bumped.producer_epoch == 1
+    retry = sm.init_producer_id(bumped, "tx", 1000, MAX_TIMEOUT, 2, pids, 100, 0)
+    assert (retry.error, retry.write, retry.producer_epoch) == (ErrorCode.none, None, 1)
+    # A new instance (no pid/epoch named) takes over: the old one naming its epoch is a zombie.
+    taken = sm.init_producer_id(bumped, "tx", 1000, MAX_TIMEOUT, 3, pids).write
+    assert taken is not None and taken.producer_epoch == 2
+    assert (
+        sm.init_producer_id(taken, "tx", 1000, MAX_TIMEOUT, 4, pids, 100, 1).error
+        == ErrorCode.producer_fenced
+    )
+    assert (
+        sm.init_producer_id(taken, "tx", 1000, MAX_TIMEOUT, 4, pids, 99, 2).error == ErrorCode.producer_fenced
+    )
