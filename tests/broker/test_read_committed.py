@@ -15,6 +15,7 @@ import asyncio
 import select
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -31,7 +32,7 @@ from broker.server import EmbeddedBroker
 from broker.storage.batch import CONTROL, TRANSACTIONAL, iter_batches, read_header, validate_produced
 from broker.storage.log import PartitionLog
 from broker.storage.records import Record, build_batch
-from tests.support import unique
+from tests.support import embedded_broker, unique
 from tests.wire import WireClient, sample_request
 
 T = TypeVar("T")
@@ -325,3 +326,44 @@ def test_produce_refuses_what_only_the_coordinator_may_write(scenario: Scenario)
     assert produce(batch(["x"], OPEN_PID, 1)) == (ErrorCode.invalid_txn_state, -1)
     # Nothing of that was written; plain producing goes on.
     assert produce(batch(["fine"])) == (ErrorCode.none, 10)
+
+
+def test_describe_producers_needs_read_on_the_topic(tmp_path: Path) -> None:
+    from confluent_kafka.admin import (
+        AclBinding,
+        AclOperation,
+        AclPermissionType,
+        AdminClient,
+        NewTopic,
+        ResourcePatternType,
+        ResourceType,
+    )
+
+    secured = {
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "allow.everyone.if.no.acl.found": "true",
+    }
+    with embedded_broker(tmp_path / "logs", **secured) as eb:
+        readable, unreadable = unique("ok"), unique("denied")
+        admin = AdminClient({"bootstrap.servers": eb.bootstrap})
+        for fut in admin.create_topics([NewTopic(readable, 1), NewTopic(unreadable, 1)]).values():
+            fut.result(15)
+        deny = AclBinding(
+            ResourceType.TOPIC,
+            unreadable,
+            ResourcePatternType.LITERAL,
+            "User:ANONYMOUS",
+            "*",
+            AclOperation.READ,
+            AclPermissionType.DENY,
+        )
+        for fut in admin.create_acls([deny], request_timeout=10).values():
+            fut.result()
+        with WireClient(eb.bootstrap) as client:
+            response = client.request(
+                ApiKey.DESCRIBE_PRODUCERS,
+                0,
+                topics=[{"name": t, "partition_indexes": [0]} for t in (readable, unreadable)],
+            )
+    codes = [t.partitions[0].error_code for t in response.topics]
+    assert codes == [ErrorCode.none, ErrorCode.topic_authorization_failed]
