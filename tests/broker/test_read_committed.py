@@ -348,16 +348,23 @@ def test_describe_producers_needs_read_on_the_topic(tmp_path: Path) -> None:
         admin = AdminClient({"bootstrap.servers": eb.bootstrap})
         for fut in admin.create_topics([NewTopic(readable, 1), NewTopic(unreadable, 1)]).values():
             fut.result(15)
-        deny = AclBinding(
-            ResourceType.TOPIC,
-            unreadable,
-            ResourcePatternType.LITERAL,
-            "User:ANONYMOUS",
-            "*",
-            AclOperation.READ,
-            AclPermissionType.DENY,
-        )
-        for fut in admin.create_acls([deny], request_timeout=10).values():
+        # Describable but not readable: DescribeProducers needs READ.
+        acls = [
+            AclBinding(
+                ResourceType.TOPIC,
+                unreadable,
+                ResourcePatternType.LITERAL,
+                "User:ANONYMOUS",
+                "*",
+                op,
+                permission,
+            )
+            for op, permission in [
+                (AclOperation.READ, AclPermissionType.DENY),
+                (AclOperation.DESCRIBE, AclPermissionType.ALLOW),
+            ]
+        ]
+        for fut in admin.create_acls(acls, request_timeout=10).values():
             fut.result()
         with WireClient(eb.bootstrap) as client:
             response = client.request(
