@@ -115,6 +115,13 @@ def _append(
         return _error(index, ErrorCode.corrupt_message, "no record batch")
     try:
         h = validate_produced(records, plog.config.max_message_bytes, allow_zstd=ctx.api_version >= 7)
+        if h.producer_id >= 0 and h.base_sequence < 0:
+            # Kafka's LogValidator, for clients only: the group coordinator's transactional
+            # offset commits are the batches with a producer id and no sequence.
+            raise InvalidBatch(
+                "invalid",
+                f"invalid sequence number {h.base_sequence} in a batch with producer id {h.producer_id}",
+            )
         if h.is_transactional:
             # Without a transactional id the whole request was refused before this.
             verdict = (

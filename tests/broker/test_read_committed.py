@@ -322,6 +322,8 @@ def test_produce_refuses_what_only_the_coordinator_may_write(scenario: Scenario)
     # Markers are the coordinator's.
     control = batch(["x"], OPEN_PID, -1, attributes=TRANSACTIONAL | CONTROL)
     assert produce(control, unique("txn")) == (ErrorCode.invalid_record, -1)
+    # A producer id without a sequence is the group coordinator's form, not a client's.
+    assert produce(batch(["x"], 77, -1)) == (ErrorCode.invalid_record, -1)
     # A plain batch from a producer whose transaction is open.
     assert produce(batch(["x"], OPEN_PID, 1)) == (ErrorCode.invalid_txn_state, -1)
     # Nothing of that was written; plain producing goes on.
