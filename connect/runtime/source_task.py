@@ -140,6 +140,8 @@ class WorkerSourceTask(WorkerTask):
         else:
             self.delivery = BulkAcks(str(task_id), self._on_failed_delivery, offset_writer)
         self.producer_config = self.delivery.producer_config(producer_config)
+        # Exactly once: the offsets topic the task's transactions write (the task may not).
+        self._own_offsets_topic = exactly_once.offsets_topic if exactly_once is not None else None
         self.producer: Producer | None = None
         self._producer_error: BaseException | None = None
         self._known_topics: set[str] = set()
@@ -540,6 +542,13 @@ class WorkerSourceTask(WorkerTask):
 
     def _ensure_topic(self, topic: str) -> None:
         """First record for ``topic``: create it per topic.creation.* if asked and missing."""
+        if topic == self._own_offsets_topic:
+            # Kafka's rule: a record in the offsets topic would sit in a transaction that stays
+            # open until the task's next poll, and reading offsets waits for open ones to end.
+            raise ConnectException(
+                "Source tasks may not produce to their own offsets topics when exactly-once support is "
+                "enabled"
+            )
         if self.topic_tracking and topic not in self._used_topics:
             self._track(topic)
         if self.topic_creation is not None:

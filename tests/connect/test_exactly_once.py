@@ -398,3 +398,16 @@ def test_sink_consumers_take_the_connectors_isolation_level(cluster: EmbeddedCon
         cluster.wait_for(lambda n=name, w=want: len(plugins.PUT[n]) >= w, 30, f"the {level} sink's records")
         seen[level] = [r.value for r in plugins.PUT[name]]
     assert seen == {"read_committed": ["c-1", "c-2"], "read_uncommitted": ["c-1", "a-1", "c-2"]}
+
+
+def test_a_task_may_not_write_its_own_offsets_topic(cluster: EmbeddedConnectCluster) -> None:
+    name = unique("own")
+    config = {"connector.class": P + "CountingSourceConnector", "topic": "connect-offsets", "count": "3"}
+    assert cluster.request("PUT", f"/connectors/{name}/config", config).status_code == 201
+
+    def failed() -> bool:
+        tasks = cluster.status(name).get("tasks") or []
+        return bool(tasks) and tasks[0]["state"] == "FAILED"
+
+    cluster.wait_for(failed, 30, "the task FAILED")
+    assert "may not produce to their own offsets topics" in cluster.status(name)["tasks"][0]["trace"]
