@@ -36,6 +36,7 @@ from connect.api import (
 from connect.runtime.config import DistributedConfig
 from connect.runtime.plugins import Plugins
 from connect.runtime.validation import validate
+from sluiceway.broker_tools import transactions as txn_tool
 from sluiceway.embedded import EmbeddedConnectCluster, distributed_worker_defaults
 from tests.connect import plugins
 from tests.support import unique
@@ -287,6 +288,14 @@ def test_records_and_offsets_commit_together(cluster: EmbeddedConnectCluster) ->
         return sorted(o["offset"]["n"] for o in body["offsets"])
 
     cluster.wait_for(lambda: offsets() == [300, 300], 20, "both tasks' offsets at 300")
+    # The transactional ids as Kafka names them: the tasks', and the leader's for the config topic.
+    listed: list[str] = []
+    txn_tool.run(
+        txn_tool.build_parser("t").parse_args(["--bootstrap-server", cluster.bootstrap, "list"]),
+        listed.append,
+    )
+    ids = {line.split()[0] for line in "".join(listed).splitlines()[1:] if line.strip()}
+    assert {f"{GROUP}-{name}-0", f"{GROUP}-{name}-1", f"connect-cluster-{GROUP}"} <= ids, ids
     # The fencing endpoint is internal: unsigned requests are refused.
     r = cluster.request("PUT", f"/connectors/{name}/fence")
     assert r.status_code == 403 and "signature" in r.json()["message"], r.text
