@@ -33,6 +33,7 @@ from connect.api import (
     SourceTask,
     Task,
 )
+from connect.api.errors import ConnectException
 from connect.runtime.config import DistributedConfig
 from connect.runtime.plugins import Plugins
 from connect.runtime.validation import validate
@@ -420,3 +421,49 @@ def test_a_task_may_not_write_its_own_offsets_topic(cluster: EmbeddedConnectClus
 
     cluster.wait_for(failed, 30, "the task FAILED")
     assert "may not produce to their own offsets topics" in cluster.status(name)["tasks"][0]["trace"]
+
+
+def test_the_config_store_tracks_fencing_as_kafka(shared_broker: Any) -> None:
+    """Task configs put a connector in pending fencing and count a generation; its task count
+    record takes it out. The leader's writes are transactional: a second claim fences the first."""
+    from connect.runtime.status import ConnectorTaskId
+    from connect.storage.kafka_configs import KafkaConfigBackingStore
+
+    topic = unique("cfg")
+
+    def store() -> KafkaConfigBackingStore:
+        s = KafkaConfigBackingStore(
+            shared_broker.bootstrap,
+            topic,
+            replication_factor=1,
+            client_id_base=unique("w"),
+            transactional_id=f"connect-cluster-{topic}",
+        )
+        s.start()
+        return s
+
+    first = store()
+    try:
+        first.claim_write_privileges()
+        first.put_connector_config("c", {"connector.class": "x"})
+        first.put_task_configs("c", [{"a": "1"}, {"a": "2"}])
+        s = first.snapshot()
+        assert "c" in s.pending_fencing and s.task_generations["c"] == 0 and "c" not in s.task_count_records
+        first.put_task_count_record("c", 2)
+        s = first.snapshot()
+        assert "c" not in s.pending_fencing and s.task_count_records["c"] == 2
+        first.put_task_configs("c", [{"a": "3"}])
+        s = first.snapshot()
+        assert "c" in s.pending_fencing and s.task_generations["c"] == 1
+        assert s.task_config(ConnectorTaskId("c", 0)) == {"a": "3"}
+        second = store()  # a new leader
+        try:
+            second.claim_write_privileges()
+            with pytest.raises(ConnectException, match="fencable send"):
+                first.put_task_count_record("c", 1)  # the old leader is fenced
+            second.put_task_count_record("c", 1)
+            assert second.snapshot().task_count_records["c"] == 1
+        finally:
+            second.stop()
+    finally:
+        first.stop()
