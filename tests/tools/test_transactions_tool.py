@@ -134,6 +134,9 @@ def test_list_describe_describe_producers_and_abort_a_hanging_transaction(kafka:
     listed = [r for r in rows(ok(f"transactions {boot} list")) if r["TransactionalId"] == txn_id]
     assert len(listed) == 1 and listed[0]["TransactionState"] == "Ongoing"
     pid = listed[0]["ProducerId"]
+    # ListTransactions v1: only transactions running longer than the filter.
+    long_running = rows(ok(f"transactions {boot} list --duration-filter 3600000"))
+    assert txn_id not in [r["TransactionalId"] for r in long_running]
 
     (described,) = rows(ok(f"transactions describe --transactional-id {txn_id} {boot}"))
     assert described["TransactionalId"] == txn_id and described["ProducerId"] == pid
