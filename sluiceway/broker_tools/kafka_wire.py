@@ -34,6 +34,10 @@ from sluiceway.broker_tools.kafka_clients import ToolError
 API_VERSIONS = 18
 METADATA = 3
 FIND_COORDINATOR = 10
+WRITE_TXN_MARKERS = 27
+DESCRIBE_PRODUCERS = 61
+DESCRIBE_TRANSACTIONS = 65
+LIST_TRANSACTIONS = 66
 TRANSACTION_KEY = 1  # FindCoordinator key type of a transactional id
 
 # What this client can build, per API: kio's classes, and shapes whose field names the
@@ -41,10 +45,10 @@ TRANSACTION_KEY = 1  # FindCoordinator key type of a transactional id
 CLIENT_VERSIONS: dict[int, tuple[int, int]] = {
     METADATA: (1, 12),
     FIND_COORDINATOR: (1, 3),
-    27: (1, 1),  # WriteTxnMarkers (kio has no v0)
-    61: (0, 0),  # DescribeProducers
-    65: (0, 0),  # DescribeTransactions
-    66: (0, 1),  # ListTransactions
+    WRITE_TXN_MARKERS: (1, 1),  # kio has no v0
+    DESCRIBE_PRODUCERS: (0, 0),
+    DESCRIBE_TRANSACTIONS: (0, 0),
+    LIST_TRANSACTIONS: (0, 1),
 }
 
 # Kafka's texts of the errors these tools meet (``Errors.java``), for the one-line failures.
@@ -315,5 +319,5 @@ def _describe_transactions_v0(frame: bytes) -> tuple[int, DescribeTransactionsRe
 
 
 _DECODERS: dict[tuple[int, int], Callable[[bytes], tuple[int, Any]]] = {
-    (65, 0): _describe_transactions_v0,
+    (DESCRIBE_TRANSACTIONS, 0): _describe_transactions_v0,
 }

@@ -7,6 +7,9 @@
 - ``abort --topic T --partition P --start-offset N`` (or ``--producer-id``,
   ``--producer-epoch``, ``--coordinator-epoch``): write an ABORT marker for a hanging
   transaction into that partition (WriteTxnMarkers), as Kafka's Admin ``abortTransaction``.
+- ``find-hanging --topic T [--partition P] | --broker-id N [--max-transaction-timeout MIN]``:
+  transactions open in partitions their coordinator does not know of
+  (``sluiceway.broker_tools.hanging_transactions``).
 
 Output columns and error lines are Kafka's; ``--bootstrap-server``/``--command-config`` may
 come before or after the subcommand. librdkafka's AdminClient lacks these APIs, so the
@@ -23,6 +26,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from sluiceway.broker_tools import hanging_transactions
 from sluiceway.broker_tools.kafka_clients import (
     EXIT_OK,
     ToolError,
@@ -30,12 +34,15 @@ from sluiceway.broker_tools.kafka_clients import (
     read_properties_file,
     run_command,
 )
-from sluiceway.broker_tools.kafka_wire import Cluster, KafkaError, error_message
-
-LIST_TRANSACTIONS = 66
-DESCRIBE_TRANSACTIONS = 65
-DESCRIBE_PRODUCERS = 61
-WRITE_TXN_MARKERS = 27
+from sluiceway.broker_tools.kafka_wire import (
+    DESCRIBE_PRODUCERS,
+    DESCRIBE_TRANSACTIONS,
+    LIST_TRANSACTIONS,
+    WRITE_TXN_MARKERS,
+    Cluster,
+    KafkaError,
+    error_message,
+)
 
 LIST_HEADERS = ["TransactionalId", "Coordinator", "ProducerId", "TransactionState"]
 DESCRIBE_HEADERS = [
@@ -294,7 +301,37 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     )
     abort.add_argument("--producer-epoch", type=int, help="producer epoch")
     abort.add_argument("--coordinator-epoch", type=int, help="coordinator epoch")
+    find = sub.add_parser("find-hanging", parents=[common], help="find hanging transactions")
+    find.add_argument("--broker-id", type=int, help="broker id to search for hanging transactions")
+    find.add_argument(
+        "--max-transaction-timeout",
+        type=int,
+        default=15,
+        help="maximum transaction timeout in minutes to limit the scope of the search "
+        "(15 minutes by default)",
+    )
+    find.add_argument("--topic", help="topic name to limit search to (required if --partition is specified)")
+    find.add_argument("--partition", type=int, help="partition number")
     return p
+
+
+def _find_hanging(cluster: Cluster, args: argparse.Namespace) -> str:
+    if args.topic is None and args.broker_id is None:
+        raise ToolError(
+            "The `find-hanging` command requires either --topic or --broker-id "
+            "to limit the scope of the search",
+            bare=True,
+        )
+    if args.partition is not None and args.topic is None:
+        raise ToolError("The --partition argument requires --topic to be provided", bare=True)
+    now = int(time.time() * 1000)
+    try:
+        found = hanging_transactions.find_hanging(
+            cluster, args.topic, args.partition, args.broker_id, args.max_transaction_timeout * 60_000, now
+        )
+    except KafkaError as exc:
+        raise _fail("Failed to find hanging transactions", error_message(exc.code)) from None
+    return table(hanging_transactions.HEADERS, hanging_transactions.rows(found, now))
 
 
 def run(args: argparse.Namespace, out: Callable[[str], object] = sys.stdout.write) -> int:
@@ -310,6 +347,8 @@ def run(args: argparse.Namespace, out: Callable[[str], object] = sys.stdout.writ
         elif args.command == "describe-producers":
             producers = describe_producers(cluster, args.topic, args.partition, args.broker_id)
             out(table(PRODUCER_HEADERS, producer_rows(producers)))
+        elif args.command == "find-hanging":
+            out(_find_hanging(cluster, args))
         else:
             if args.start_offset is None and args.producer_id is None:
                 raise ToolError(

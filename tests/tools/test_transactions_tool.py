@@ -9,18 +9,24 @@ from __future__ import annotations
 import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
 import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from kio.schema.errors import ErrorCode
 
 from broker.protocol.build import build
 from broker.protocol.codec import encode_response, response_class
+from broker.protocol.versions import ApiKey
 from broker.server import EmbeddedBroker
+from broker.storage.batch import TRANSACTIONAL
+from broker.storage.records import Record, build_batch
 from sluiceway.broker_tools.kafka_wire import _describe_transactions_v0
 from sluiceway.broker_tools.transactions import table
 from tests.support import ROOT, embedded_broker, unique
+from tests.wire import WireClient
 
 RUN_TIMEOUT_S = 120  # a bound so a stuck command fails instead of hanging; never asserted on
 
@@ -186,3 +192,84 @@ def test_console_consumer_read_committed_hides_aborted_records(kafka: EmbeddedBr
     # Each transaction's marker takes an offset too; the records are a, b, c with markers between.
     assert ok(f"{base} --max-messages 2 --isolation-level read_committed").split() == ["a", "c"]
     assert ok(f"{base} --max-messages 3 --isolation-level read_uncommitted").split() == ["a", "b", "c"]
+
+
+@pytest.fixture(scope="module")
+def unverified(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
+    """A broker that lets a transactional Produce through to a partition its transaction does
+    not name (KIP-890 off, as brokers before 3.6): the way transactions came to hang."""
+    with embedded_broker(
+        tmp_path_factory.mktemp("unverified"), **{"transaction.partition.verification.enable": "false"}
+    ) as eb:
+        yield eb
+
+
+def hang_a_transaction(kafka: EmbeddedBroker, topic: str, age_ms: int) -> int:
+    """A transactional batch written behind its coordinator's back, ``age_ms`` old; its pid."""
+    txn_id = unique("hanging")
+    with WireClient(kafka.bootstrap) as w:
+        init = w.request(
+            ApiKey.INIT_PRODUCER_ID,
+            3,
+            transactional_id=txn_id,
+            transaction_timeout=60000,
+            producer_id=-1,
+            producer_epoch=-1,
+        )
+        pid, epoch = int(init.producer_id), int(init.producer_epoch)
+        batch = build_batch(
+            0,
+            [Record(0, 0, None, b"stuck")],
+            base_timestamp=int(time.time() * 1000) - age_ms,
+            attributes=TRANSACTIONAL,
+            producer_id=pid,
+            producer_epoch=epoch,
+            base_sequence=0,
+        )
+        answer = w.request(
+            ApiKey.PRODUCE,
+            9,
+            transactional_id=txn_id,
+            acks=-1,
+            timeout=5000,
+            topic_data=[{"name": topic, "partition_data": [{"index": 0, "records": batch}]}],
+        )
+        assert answer.responses[0].partition_responses[0].error_code == ErrorCode.none
+    return pid
+
+
+def test_find_hanging_lists_what_no_coordinator_will_end_and_abort_ends_it(
+    unverified: EmbeddedBroker,
+) -> None:
+    topic = new_topic(unverified)
+    boot = f"--bootstrap-server {unverified.bootstrap}"
+    pid = hang_a_transaction(unverified, topic, age_ms=5 * 60_000)
+    # A live transaction in the same partition, which its coordinator knows: never hanging.
+    live = transactional_producer(unverified, unique("live"))
+    live.begin_transaction()
+    live.produce(topic, b"live", partition=0)
+    live.flush(30)
+    time.sleep(0.01)
+
+    assert rows(ok(f"transactions {boot} find-hanging --topic {topic}")) == []  # 5 min < 15
+    found = rows(ok(f"transactions {boot} find-hanging --topic {topic} --max-transaction-timeout 0"))
+    assert [(r["Topic"], r["Partition"], r["ProducerId"], r["StartOffset"]) for r in found] == [
+        (topic, "0", str(pid), "0")
+    ]
+    assert found[0]["Duration(min)"] == "5"
+    by_broker = rows(ok(f"transactions {boot} find-hanging --broker-id 0 --max-transaction-timeout 1"))
+    assert [(r["Topic"], r["ProducerId"]) for r in by_broker] == [(topic, str(pid))]
+
+    ok(f"transactions {boot} abort --topic {topic} --partition 0 --start-offset 0")
+    assert rows(ok(f"transactions {boot} find-hanging --topic {topic} --max-transaction-timeout 0")) == []
+    live.commit_transaction(30)
+    assert committed_values(unverified, topic) == ["live"]
+
+
+def test_find_hanging_needs_a_scope(kafka: EmbeddedBroker) -> None:
+    result = tool(f"transactions --bootstrap-server {kafka.bootstrap} find-hanging")
+    assert result.returncode == 1 and "requires either --topic or --broker-id" in result.stderr
+    result = tool(
+        f"transactions --bootstrap-server {kafka.bootstrap} find-hanging --broker-id 0 --partition 1"
+    )
+    assert result.returncode == 1 and "--partition argument requires --topic" in result.stderr
