@@ -23,6 +23,7 @@ from broker.protocol.versions import ApiKey
 from broker.server import EmbeddedBroker
 from broker.storage.batch import TRANSACTIONAL
 from broker.storage.records import Record, build_batch
+from sluiceway.broker_tools.hanging_transactions import OpenTransaction, hanging
 from sluiceway.broker_tools.kafka_wire import _describe_transactions_v0
 from sluiceway.broker_tools.transactions import table
 from tests.support import ROOT, embedded_broker, unique
@@ -273,3 +274,19 @@ def test_find_hanging_needs_a_scope(kafka: EmbeddedBroker) -> None:
         f"transactions --bootstrap-server {kafka.bootstrap} find-hanging --broker-id 0 --partition 1"
     )
     assert result.returncode == 1 and "--partition argument requires --topic" in result.stderr
+
+
+def test_hanging_means_no_coordinator_counts_the_partition() -> None:
+    def txn(pid: int, tp: tuple[str, int]) -> OpenTransaction:
+        return OpenTransaction(tp, pid, 0, 0, 10, 0)
+
+    open_txns = [txn(1, ("a", 0)), txn(2, ("a", 0)), txn(3, ("a", 0)), txn(4, ("a", 0)), txn(4, ("b", 1))]
+    ids = {2: "unknown-id", 3: "other-partition", 4: "ongoing"}
+    described: dict[str, set[tuple[str, int]] | None] = {
+        "unknown-id": None,  # TRANSACTIONAL_ID_NOT_FOUND
+        "other-partition": {("z", 0)},
+        "ongoing": {("a", 0)},
+    }
+    # 1: no transactional id lists the producer; 2: the id is gone; 3: its transaction is
+    # elsewhere; 4: ongoing in (a, 0) but not in (b, 1).
+    assert hanging(open_txns, ids, described) == [open_txns[0], open_txns[1], open_txns[2], open_txns[4]]
