@@ -302,6 +302,52 @@ def test_records_and_offsets_commit_together(cluster: EmbeddedConnectCluster) ->
     assert r.status_code == 403 and "signature" in r.json()["message"], r.text
 
 
+def offset_records(bootstrap: str, topic: str, connector: str) -> list[Any]:
+    """The offsets ``connector`` has in offsets topic ``topic``, read committed, in order."""
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": unique("off"), "enable.partition.eof": True}
+    )
+    try:
+        partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+        found: list[Any] = []
+        left, deadline = set(partitions), time.monotonic() + 20
+        while left and time.monotonic() < deadline:
+            for m in consumer.consume(100, 0.2):
+                if m.error() is not None:
+                    if m.error().code() == KafkaError._PARTITION_EOF:
+                        left.discard(m.partition())
+                    continue
+                if orjson.loads(m.key())[0] == connector and m.value() is not None:
+                    found.append(orjson.loads(m.value()))
+        return found
+    finally:
+        consumer.close()
+
+
+def test_a_connectors_own_offsets_topic_is_written_in_the_transaction(
+    cluster: EmbeddedConnectCluster,
+) -> None:
+    name, topic, own = unique("own-off"), unique("own-off-t"), unique("own-offsets")
+    config = {
+        "connector.class": P + "CountingSourceConnector",
+        "topic": topic,
+        "count": "30",
+        "offsets.storage.topic": own,
+    }
+    assert cluster.request("PUT", f"/connectors/{name}/config", config).status_code == 201
+    cluster.wait_for(lambda: len(committed_values(cluster.bootstrap, topic)) == 30, 30, "30 records")
+    # Committed in the connector's topic by the task's transactions, then copied to the worker's.
+    cluster.wait_for(
+        lambda: offset_records(cluster.bootstrap, own, name)[-1:] == [{"n": 30}], 20, "own topic"
+    )
+    cluster.wait_for(
+        lambda: offset_records(cluster.bootstrap, "connect-offsets", name)[-1:] == [{"n": 30}],
+        20,
+        "worker's topic",
+    )
+
+
 def test_interval_boundaries_and_commit_record(cluster: EmbeddedConnectCluster) -> None:
     name, topic = unique("ivl"), unique("ivl-t")
     config = {
