@@ -35,7 +35,7 @@ import os
 from collections import deque
 from dataclasses import dataclass
 
-from broker.storage.batch import BatchHeader
+from broker.storage.batch import CODEC_MASK, BatchHeader
 from broker.storage.control import read_marker
 from broker.storage.log import PartitionLog
 from broker.storage.records import build_batch, parse_records
@@ -84,6 +84,8 @@ class CleanedTxns:
     def on_marker(self, h: BatchHeader, commit: bool | None) -> tuple[bool, AbortedTxn | None]:
         """(may the marker go, the aborted-transaction entry to keep with it)."""
         self._reach(h.last_offset)
+        if h.count == 0:  # an empty control batch: a cleaned one, kept only to end a round
+            return True, None
         if commit is None:  # not a transaction marker: keep it
             return False, None
         if commit:
@@ -143,9 +145,9 @@ def needs_cleaning(plog: PartitionLog, now: int) -> bool:
 def prepare(plog: PartitionLog, segs: list[Segment], now: int) -> CleanResult:
     """Write compacted replacements for ``segs`` (worker thread; reads only closed segments)."""
     start = segs[0].base_offset if segs else 0
-    end = segs[-1].next_offset if segs else 0
-    # Entries are only appended at the log end meanwhile, past ``end``: a copy is stable.
-    aborted = [e for e in list(plog.aborted.entries) if e.last_offset >= start and e.first_offset < end]
+    round_end = segs[-1].next_offset if segs else 0
+    # Entries are only appended at the log end meanwhile, past the round: a copy is stable.
+    aborted = [e for e in list(plog.aborted.entries) if e.last_offset >= start and e.first_offset < round_end]
     latest: dict[bytes, int] = {}
     txns = CleanedTxns(aborted)
     for seg in segs:
@@ -182,26 +184,35 @@ def prepare(plog: PartitionLog, segs: list[Segment], now: int) -> CleanResult:
                 past_horizon = seg.max_timestamp < tombstone_horizon
                 for pos, h in seg.batches():
                     raw = seg.read_batch(pos, h)
+                    # Kafka keeps the round's last batch, emptied if need be, so the offsets
+                    # up to the round's end stay readable: with nothing else before the LSO a
+                    # read_committed consumer could not otherwise get past the gap.
+                    last_of_round = h.last_offset + 1 == round_end
                     if h.is_control:
                         discardable, entry = txns.on_marker(h, _marker_kind(seg, pos, h, raw))
                         if entry is not None:
                             kept_entries.append(entry)
-                        if discardable and past_horizon:
+                        if discardable and past_horizon and not last_of_round:
                             continue
                         out.write(raw)
                         written += len(raw)
                         continue
-                    if txns.on_data(h):
-                        continue  # an aborted transaction's batch
-                    hdr, records = parse_records(raw)
-                    kept = [
-                        r
-                        for r in records
-                        if r.key is not None
-                        and latest.get(r.key) == hdr.base_offset + r.offset_delta
-                        and not (r.value is None and past_horizon)
-                    ]
+                    if txns.on_data(h):  # an aborted transaction's batch
+                        kept = []
+                    else:
+                        hdr, records = parse_records(raw)
+                        kept = [
+                            r
+                            for r in records
+                            if r.key is not None
+                            and latest.get(r.key) == hdr.base_offset + r.offset_delta
+                            and not (r.value is None and past_horizon)
+                        ]
                     if not kept:
+                        if last_of_round:
+                            blob = _empty_batch(h)
+                            out.write(blob)
+                            written += len(blob)
                         continue
                     if len(kept) == len(records):
                         blob = raw
@@ -241,6 +252,22 @@ def prepare(plog: PartitionLog, segs: list[Segment], now: int) -> CleanResult:
         )
     cleaned_up_to = segs[-1].next_offset if segs else plog.first_dirty_offset
     return CleanResult(tuple(groups), cleaned_up_to, bytes_before, bytes_after)
+
+
+def _empty_batch(h: BatchHeader) -> bytes:
+    """A batch with ``h``'s offsets, producer and timestamps but no records."""
+    return build_batch(
+        h.base_offset,
+        [],
+        base_timestamp=h.base_timestamp,
+        max_timestamp=h.max_timestamp,
+        attributes=h.attributes & ~CODEC_MASK,
+        last_offset_delta=h.last_offset_delta,
+        producer_id=h.producer_id,
+        producer_epoch=h.producer_epoch,
+        base_sequence=h.base_sequence,
+        leader_epoch=h.leader_epoch,
+    )
 
 
 def _marker_kind(seg: Segment, pos: int, h: BatchHeader, raw: bytes | None = None) -> bool | None:

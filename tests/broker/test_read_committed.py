@@ -22,6 +22,7 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 from kafka import KafkaConsumer
 from kafka import TopicPartition as KafkaTopicPartition
+from kafka.record.default_records import DefaultRecordBatch
 from kio.schema.errors import ErrorCode
 
 from broker.broker import Broker
@@ -376,3 +377,38 @@ def test_describe_producers_needs_read_on_the_topic(tmp_path: Path) -> None:
             )
     codes = [t.partitions[0].error_code for t in response.topics]
     assert codes == [ErrorCode.none, ErrorCode.topic_authorization_failed]
+
+
+def test_read_committed_gets_past_what_compaction_removed_before_the_lso(broker: EmbeddedBroker) -> None:
+    """The cleaning round's last batch stays, emptied, as in Kafka: a fetch inside what was
+    cleaned still gets a batch to move its position on, though nothing else is readable
+    before the LSO."""
+    topic = unique("compacted")
+    compact_now = int(time.time() * 1000) + 3_600_000
+
+    def write_and_compact(b: Broker) -> None:
+        from broker.storage import cleaner
+
+        b.logs.create_topic(topic, 1, {"cleanup.policy": "compact"})
+        plog = b.logs.get(topic, 0)
+        assert plog is not None
+        assert put(plog, batch(["x"])) == 0
+        assert put(plog, batch(["aborted"], 7, 0, attributes=TRANSACTIONAL)) == 1
+        plog.roll()
+        assert put(plog, batch(["open"], 8, 0, attributes=TRANSACTIONAL)) == 2
+        assert plog.append_marker(7, 0, False, 0) == 3
+        assert plog.last_stable_offset == 2
+        segs = cleaner.cleanable_segments(plog, compact_now)
+        assert [s.base_offset for s in segs] == [0]
+        cleaner.install(plog, cleaner.prepare(plog, segs, compact_now))
+
+    on_broker(broker, write_and_compact)
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(ApiKey.FETCH, 11, fetch_request(topic, 1, 1))
+    (part,) = response.responses[0].partitions
+    assert (part.error_code, part.last_stable_offset) == (0, 2)
+    h = read_header(part.records)
+    assert (h.base_offset, h.last_offset, h.count, h.producer_id) == (1, 1, 0, 7)
+    assert len(part.records) == h.size  # that batch alone
+    # kafka-python's reader takes it as a batch of no records (as from a Kafka broker).
+    assert list(DefaultRecordBatch(bytearray(part.records))) == []

@@ -6,10 +6,15 @@ never cleaned, and the aborted-transaction index follows the markers, across a c
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from broker.config import load_config
 from broker.storage import cleaner
@@ -24,6 +29,8 @@ HORIZON = 1000  # delete.retention.ms
 CONFIG = {"cleanup.policy": "compact", "segment.bytes": "200", "delete.retention.ms": str(HORIZON)}
 BEFORE_HORIZON = T0 + HORIZON // 2
 PAST_HORIZON = T0 + 10 * HORIZON
+PIDS = (1, 2, 3)
+KEYS = (b"a", b"b", b"c")
 
 
 def open_log(directory: Path) -> PartitionLog:
@@ -88,7 +95,7 @@ def test_aborted_records_go_and_markers_outlive_their_data(plog: PartitionLog) -
     assert plog.append_marker(1, 0, True, 0) == 1
     assert put(plog, b"k", b"bad", pid=2, seq=0, txn=True) == 2  # newer, but aborted
     assert plog.append_marker(2, 0, False, 0) == 3
-    fill(plog, "f", 3)
+    fill(plog, "f", 6)  # closed segments after the markers: neither ends a cleaning round
     assert plog.aborted_transactions(0, plog.next_offset) == [(2, 2)]
 
     compact(plog, BEFORE_HORIZON)
@@ -177,3 +184,104 @@ def test_a_crash_between_prepare_and_install_keeps_the_index_with_its_markers(
             assert read_header(again.read(offset, 1)).last_offset >= offset
     finally:
         again.close()
+
+
+# -- a model: compaction never changes what a read_committed consumer concludes -------------
+
+
+def committed_view(plog: PartitionLog) -> dict[bytes, bytes]:
+    """The latest value per key a read_committed consumer reads below the LSO, decided the
+    way Kafka's Java consumer does (``CompletedFetch``): per fetch response, aborted
+    transactions become aborted producers once a batch reaches their first offset, an
+    ABORT marker ends that, and aborted producers' transactional batches are dropped."""
+    latest: dict[bytes, bytes] = {}
+    stable = plog.last_stable_offset
+    offset = plog.log_start_offset
+    while offset < stable:
+        data, after = plog.read_span(offset, 1 << 20, below=stable)
+        assert data, f"nothing read at {offset} below the LSO {stable}"
+        pending = sorted(plog.aborted_transactions(offset, after), key=lambda e: e[1])
+        aborted_pids: set[int] = set()
+        for pos, _, size in iter_batches(data):
+            raw = data[pos : pos + size]
+            h, records = parse_records(raw)
+            if h.producer_id >= 0:
+                while pending and pending[0][1] <= h.last_offset:
+                    aborted_pids.add(pending.pop(0)[0])
+                if h.is_control:
+                    marker = read_marker(raw)
+                    if marker is not None and not marker.commit:
+                        aborted_pids.discard(h.producer_id)
+                    continue
+                if h.is_transactional and h.producer_id in aborted_pids:
+                    continue
+            for r in records:
+                if h.base_offset + r.offset_delta >= offset and r.key is not None and r.value is not None:
+                    latest[r.key] = r.value
+        offset = after
+    return latest
+
+
+class CleanMachine(RuleBasedStateMachine):
+    """Transactions, plain records, markers, compactions (before and past the horizon) and
+    kills in random order; after each step the read_committed view matches the model."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dir = Path(tempfile.mkdtemp(prefix="txn-clean-"))
+        self.plog = open_log(self.dir)
+        self.seq = dict.fromkeys(PIDS, 0)
+        self.pending: dict[int, list[tuple[int, bytes, bytes]]] = {}  # open txn records per pid
+        self.committed: list[tuple[int, bytes, bytes]] = []  # (offset, key, value)
+        self.n = 0
+
+    @rule(pid=st.sampled_from([-1, *PIDS]), key=st.sampled_from(KEYS), transactional=st.booleans())
+    def data(self, pid: int, key: bytes, transactional: bool) -> None:
+        transactional = transactional and pid >= 0
+        if pid >= 0 and pid in self.pending and not transactional:
+            return  # refused with InvalidTxnState; test_txn_partition covers that
+        self.n += 1
+        value = b"v%d" % self.n
+        offset = put(
+            plog=self.plog, key=key, value=value, pid=pid, seq=self.seq.get(pid, -1), txn=transactional
+        )
+        if pid >= 0:
+            self.seq[pid] += 1
+        if transactional:
+            self.pending.setdefault(pid, []).append((offset, key, value))
+        else:
+            self.committed.append((offset, key, value))
+
+    @rule(pid=st.sampled_from(PIDS), commit=st.booleans())
+    def marker(self, pid: int, commit: bool) -> None:
+        self.plog.append_marker(pid, 0, commit, 0)
+        records = self.pending.pop(pid, [])
+        if commit:
+            self.committed += records
+
+    @rule(past_horizon=st.booleans())
+    def compact(self, past_horizon: bool) -> None:
+        compact(self.plog, PAST_HORIZON if past_horizon else BEFORE_HORIZON)
+
+    @rule()
+    def kill_and_reopen(self) -> None:
+        self.plog.close_for_delete()
+        self.plog = open_log(self.dir)
+
+    @invariant()
+    def read_committed_sees_the_latest_committed_values(self) -> None:
+        stable = self.plog.last_stable_offset
+        assert stable == min((r[0][0] for r in self.pending.values() if r), default=self.plog.next_offset)
+        expected: dict[bytes, bytes] = {}
+        for offset, key, value in sorted(self.committed):
+            if offset < stable:
+                expected[key] = value
+        assert committed_view(self.plog) == expected
+
+    def teardown(self) -> None:
+        self.plog.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+TestCleanMachine = CleanMachine.TestCase
+TestCleanMachine.settings = settings(max_examples=40, stateful_step_count=40, deadline=None)
