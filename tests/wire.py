@@ -272,9 +272,19 @@ def sample_request(key: int, topic: str, group: str) -> dict[str, Any]:
                 "transactions": [{**txn, "verify_only": True, "topics": topics}],
             }
         case ApiKey.ADD_OFFSETS_TO_TXN:
-            return {"transactional_id": _unique("txn"), "producer_id": 1, "producer_epoch": 0, "group_id": group}
+            return {
+                "transactional_id": _unique("txn"),
+                "producer_id": 1,
+                "producer_epoch": 0,
+                "group_id": group,
+            }
         case ApiKey.END_TXN:
-            return {"transactional_id": _unique("txn"), "producer_id": 1, "producer_epoch": 0, "committed": True}
+            return {
+                "transactional_id": _unique("txn"),
+                "producer_id": 1,
+                "producer_epoch": 0,
+                "committed": True,
+            }
         case ApiKey.WRITE_TXN_MARKERS:
             return {
                 "markers": [
