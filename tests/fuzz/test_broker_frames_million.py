@@ -4,9 +4,11 @@ Frames are cheap to make: valid requests of every API and version (``SEEDS``) ar
 mutated with byte flips, overwrites with huge counts and length lies, truncations,
 and random api keys and versions. Mutants that still decode (checked once, here, with
 the broker's own decoder) are the bulk of each connection, pipelined, so the broker
-reads and handles every one; each connection ends with one hostile frame that makes
-the broker close it. Meanwhile a confluent-kafka producer and consumer keep going and
-must see every record; the broker must stay up, log no traceback and keep its memory.
+reads and handles every one (at most ``NAMES`` distinct new topics, groups or
+transactional ids among them, so the run does not spend itself listing what it made);
+each connection ends with one hostile frame that makes the broker close it. Meanwhile
+a confluent-kafka producer and consumer keep going and must see every record; the
+broker must stay up, log no traceback and keep its memory.
 
 The number of frames the broker read is its own count (requests handled, from its
 metrics endpoint, plus connections it closed for a bad frame), not what was sent.
@@ -33,6 +35,7 @@ import httpx
 import pytest
 from confluent_kafka import Consumer, Producer
 
+from broker.metadata import InvalidTopic, validate_topic_name
 from broker.protocol.codec import ProtocolError, decode_request
 from tests.fuzz.test_frames import SEED_TOPIC, SEEDS
 from tests.support import BrokerProcess, free_port
@@ -106,8 +109,59 @@ def _slow(value: Any, depth: int = 0) -> bool:
     return False
 
 
+# A mutation that spells a new valid name in a request that creates what it names makes
+# state, not malformed input: Metadata auto-creates the topic, OffsetCommit makes a simple
+# group, and from then on every Metadata of all topics and every ListGroups lists it. With
+# every such name kept the pool made ~150 topics and ~300 groups, and those two listings
+# took a third of the broker's time. So at most NAMES new names are made; a creating
+# mutant naming yet another is drawn again. Names the broker must refuse (an illegal topic
+# name, an empty group id) make nothing and stay unlimited, as do names in requests that
+# only look things up.
+NAMES = 32
+_TOPIC_LISTS = ("topics", "topic_data")  # entries whose "name" or "topic" is a topic name
+# What each creating API (by Kafka's api key) makes from its names.
+_CREATES = {
+    3: ("topics",),  # Metadata: auto-creation
+    19: ("topics",),  # CreateTopics
+    8: ("group_id",),  # OffsetCommit: a simple group
+    11: ("group_id",),  # JoinGroup
+    22: ("transactional_id",),  # InitProducerId
+    24: ("transactional_id",),  # AddPartitionsToTxn (v4+ in a list of transactions)
+    25: ("transactional_id", "group_id"),  # AddOffsetsToTxn
+    28: ("transactional_id", "group_id"),  # TxnOffsetCommit
+}
+
+
+def _valid_topic(name: str) -> bool:
+    try:
+        validate_topic_name(name)
+    except InvalidTopic:
+        return False
+    return True
+
+
+def _made(value: Any, kinds: tuple[str, ...], in_topics: bool = False, depth: int = 0) -> set[str]:
+    """The valid names of the kinds a decoded request would create."""
+    out: set[str] = set()
+    if depth > 4 or not is_dataclass(value):
+        return out
+    for f in fields(value):
+        v = getattr(value, f.name)
+        for item in v if isinstance(v, tuple) else (v,):
+            if isinstance(item, str):
+                topic_name = in_topics and f.name in ("name", "topic") and _valid_topic(item)
+                if topic_name or (f.name in kinds and item):
+                    out.add(item)
+            else:
+                out |= _made(item, kinds, "topics" in kinds and f.name in _TOPIC_LISTS, depth + 1)
+    return out
+
+
 def _pool(rng: random.Random) -> list[bytes]:
     """Distinct mutants the broker will decode and handle (framed), none of them long polls."""
+    seeds = [decode_request(seed) for seed in SEEDS]
+    made = set().union(*(_made(req.body, _CREATES.get(req.api_key, ())) for req in seeds))
+    cap = len(made) + NAMES  # the seeds' own names are made anyway
     out: set[bytes] = set()
     while len(out) < POOL:
         frame = _mutant(rng, rng.choice(SEEDS))
@@ -115,8 +169,13 @@ def _pool(rng: random.Random) -> list[bytes]:
             req = decode_request(frame)
         except ProtocolError:
             continue
-        if not _slow(req.body):
-            out.add(struct.pack(">i", len(frame)) + frame)
+        if _slow(req.body):
+            continue
+        new = _made(req.body, _CREATES.get(req.api_key, ())) - made
+        if len(made | new) > cap:
+            continue
+        made |= new
+        out.add(struct.pack(">i", len(frame)) + frame)
     return sorted(out)
 
 
