@@ -293,7 +293,10 @@ class WorkerCollector(Collector):
                 1.0 if _state_name(task.state) == state else 0.0,
             )
         view = _TaskView(task, task.metrics, task.metrics.rates(now), task.metrics.pause_ratio())
-        for table in (_CONNECTOR_TASK, _SINK_TASK if task.is_sink else _SOURCE_TASK, _TASK_ERRORS):
+        tables = [_CONNECTOR_TASK, _SINK_TASK if task.is_sink else _SOURCE_TASK, _TASK_ERRORS]
+        if getattr(task, "exactly_once", False):
+            tables.append(_EXACTLY_ONCE_SOURCE_TASK)  # Kafka registers these for such tasks only
+        for table in tables:
             for name, doc, read in table:
                 # JMX attributes whose names merely contain "total" stay gauges (no doubled _total).
                 add = f.counter if name.endswith("_total") else f.gauge
@@ -402,6 +405,24 @@ _SOURCE_TASK: tuple[_Row, ...] = (
         "source_task_metrics_source_record_active_count",
         "Records polled but not yet written to Kafka (nor dropped).",
         lambda v: max(v.m.records_in - v.m.records_out - v.m.records_skipped, 0),
+    ),
+)
+
+_EXACTLY_ONCE_SOURCE_TASK: tuple[_Row, ...] = (
+    (
+        "source_task_metrics_transaction_size_avg",
+        "Average records per committed transaction.",
+        lambda v: v.m.transaction_size_avg,
+    ),
+    (
+        "source_task_metrics_transaction_size_max",
+        "Most records in a committed transaction.",
+        lambda v: v.m.transaction_size_max,
+    ),
+    (
+        "source_task_metrics_transaction_size_min",
+        "Fewest records in a committed transaction.",
+        lambda v: v.m.transaction_size_min,
     ),
 )
 

@@ -141,7 +141,9 @@ class WorkerSourceTask(WorkerTask):
             self.delivery = BulkAcks(str(task_id), self._on_failed_delivery, offset_writer)
         self.producer_config = self.delivery.producer_config(producer_config)
         # Exactly once: the offsets topic the task's transactions write (the task may not).
+        self.exactly_once = exactly_once is not None
         self._own_offsets_topic = exactly_once.offsets_topic if exactly_once is not None else None
+        self._written_at_commit = 0  # records_out at the last commit (transaction sizes)
         self.producer: Producer | None = None
         self._producer_error: BaseException | None = None
         self._known_topics: set[str] = set()
@@ -605,6 +607,11 @@ class WorkerSourceTask(WorkerTask):
         except ConnectException:
             self.metrics.commit(False, (time.perf_counter() - started) * 1000)
             raise
+        if self.exactly_once and offsets is not None:
+            size = self.metrics.records_out - self._written_at_commit
+            self._written_at_commit = self.metrics.records_out
+            if size:
+                self.metrics.transaction(size)
         if self._producer_error is not None:
             return False
         if offsets is None:

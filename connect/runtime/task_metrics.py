@@ -42,6 +42,11 @@ class TaskMetrics:
         self.commit_skips = 0  # sink: a commit with nothing new to write (Kafka's offset-commit-skip)
         self.commit_time_total_ms = 0.0
         self.commit_time_max_ms = 0.0
+        # Exactly-once sources: records per committed transaction (Kafka's transaction-size-*).
+        self.transactions = 0
+        self.transaction_records = 0
+        self.transaction_size_max = 0
+        self.transaction_size_min = 0
         self.window_s = window_s
         self._samples: deque[Sample] = deque()
         self._lock = threading.Lock()  # between the sampler and readers, never the task thread
@@ -58,6 +63,17 @@ class TaskMetrics:
             self.batch_time_max_ms = elapsed_ms
         if size > self.batch_size_max:
             self.batch_size_max = size
+
+    def transaction(self, size: int) -> None:
+        """An exactly-once source task committed a transaction of ``size`` records."""
+        self.transactions += 1
+        self.transaction_records += size
+        self.transaction_size_max = max(self.transaction_size_max, size)
+        self.transaction_size_min = size if self.transactions == 1 else min(self.transaction_size_min, size)
+
+    @property
+    def transaction_size_avg(self) -> float:
+        return self.transaction_records / self.transactions if self.transactions else 0.0
 
     def commit(self, succeeded: bool, elapsed_ms: float) -> None:
         if succeeded:

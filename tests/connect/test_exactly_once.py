@@ -297,6 +297,15 @@ def test_records_and_offsets_commit_together(cluster: EmbeddedConnectCluster) ->
     )
     ids = {line.split()[0] for line in "".join(listed).splitlines()[1:] if line.strip()}
     assert {f"{GROUP}-{name}-0", f"{GROUP}-{name}-1", f"connect-cluster-{GROUP}"} <= ids, ids
+    # Kafka's transaction-size metrics: a transaction per poll of 7 records (the last, 300 % 7).
+    metrics = cluster.request("GET", "/metrics").text + cluster.request("GET", "/metrics", worker=1).text
+    sizes = {
+        line.split("{")[0].rsplit("_", 1)[1]: float(line.rsplit(" ", 1)[1])
+        for line in metrics.splitlines()
+        if line.startswith("kafka_connect_source_task_metrics_transaction_size_")
+        and f'connector="{name}"' in line
+    }
+    assert sizes == {"avg": pytest.approx(300 / 43), "max": 7.0, "min": 6.0}, sizes
     # The fencing endpoint is internal: unsigned requests are refused.
     r = cluster.request("PUT", f"/connectors/{name}/fence")
     assert r.status_code == 403 and "signature" in r.json()["message"], r.text
