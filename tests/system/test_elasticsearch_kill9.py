@@ -82,7 +82,9 @@ def two_kills_and_restarts(tmp_path: Path, broker: BrokerProcess, es: Elasticsea
                 "value.converter.schemas.enable": "false",
                 "offset.storage.file.filename": str(tmp_path / "offsets"),
                 "offset.flush.interval.ms": "300",
-                "consumer.session.timeout.ms": "6000",
+                # The killed worker's consumers hold up the restarted one's first rebalance until
+                # their sessions time out: each kill costs about two of these.
+                "consumer.session.timeout.ms": "3000",
                 "consumer.heartbeat.interval.ms": "1000",
                 "listeners": f"http://127.0.0.1:{free_port()}",
             },

@@ -94,7 +94,9 @@ def test_kill_9_during_uploads_then_restart_the_bucket_holds_each_record_once(tm
                     "value.converter.schemas.enable": "false",
                     "offset.storage.file.filename": str(tmp_path / "offsets"),
                     "offset.flush.interval.ms": "300",
-                    "consumer.session.timeout.ms": "6000",
+                    # The killed worker's consumers hold up the restarted one's first rebalance until
+                    # their sessions time out: each kill costs about two of these.
+                    "consumer.session.timeout.ms": "3000",
                     "consumer.heartbeat.interval.ms": "1000",
                     "listeners": f"http://127.0.0.1:{free_port()}",
                 },
