@@ -23,7 +23,7 @@ help:
 	@echo "make bench-elasticsearch  Elasticsearch sink against the client's helpers.bulk (prints the ratio)"
 	@echo "make bench-s3      S3 sink against raw boto3 put_object of the same objects (prints the ratio)"
 	@echo "make bench-avro    AvroConverter pipelines against Confluent's Avro serializers; registry lookups/s"
-	@echo "make bench-transactions  transactional against idempotent produce, read_committed against read_uncommitted (prints ratios)"
+	@echo "make bench-transactions  transactional vs idempotent produce, read_committed vs read_uncommitted, the file source exactly once vs at least once (prints ratios)"
 	@echo "make docs          regenerate docs/reference (every shipped plugin's config keys) from the config models"
 	@echo "make lint / make typecheck"
 

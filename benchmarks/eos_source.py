@@ -88,12 +88,13 @@ def run_source(
             if time.perf_counter() > deadline:
                 raise TimeoutError(f"{topic}: {got} of {n} records after 600 s")
             for m in consumer.consume(10_000, 0.05):
-                if m.error() is None:
+                err = m.error()
+                if err is None:
                     if not got:
                         first = time.perf_counter()
                     got += 1
-                elif m.error().code() != KafkaError._PARTITION_EOF:
-                    raise RuntimeError(str(m.error()))
+                elif err.code() != KafkaError._PARTITION_EOF:
+                    raise RuntimeError(str(err))
         last = time.perf_counter()
     finally:
         consumer.close()
@@ -107,11 +108,16 @@ def main() -> int:
     ap.add_argument("--size", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    n = args.lines
+    report(args.lines, args.size, args.rounds)
+    return 0
+
+
+def report(n: int, size: int, rounds: int) -> None:
+    """Time both, print the rates and the ratio (also called by benchmarks/transactions.py)."""
     with tempfile.TemporaryDirectory(prefix="sluiceway-eos-bench-") as tmp:
         work = Path(tmp)
         src = work / "input.txt"
-        body = "x" * (args.size - 8)
+        body = "x" * (size - 8)
         with open(src, "w") as f:
             for i in range(n):
                 f.write(f"{i:07d}{body}\n")
@@ -121,7 +127,7 @@ def main() -> int:
             eos = cluster_worker(work, bootstrap, "eos", "enabled")
             try:
                 results: dict[str, list[tuple[float, float]]] = {"alo": [], "eos": []}
-                for r in range(args.rounds):
+                for r in range(rounds):
                     order = [("alo", alo), ("eos", eos)]
                     for label, w in order if r % 2 == 0 else order[::-1]:  # neither always goes first
                         results[label].append(run_source(w, bootstrap, src, f"{label}-{r}", n))
@@ -131,8 +137,8 @@ def main() -> int:
     alo_s = statistics.median(s for _, s in results["alo"])
     eos_s = statistics.median(s for _, s in results["eos"])
     print(
-        f"lines: {n:,} x {args.size} bytes ({nbytes / 1e6:.0f} MB), one task, batch.size=2000; "
-        f"median of {args.rounds} rounds"
+        f"lines: {n:,} x {size} bytes ({nbytes / 1e6:.0f} MB), one task, batch.size=2000; "
+        f"median of {rounds} rounds"
     )
     print(f"FileStreamSource at least once:        {fmt_rate(n, nbytes, alo_s)}")
     print(f"FileStreamSource exactly once (poll):  {fmt_rate(n, nbytes, eos_s)}")
@@ -143,7 +149,6 @@ def main() -> int:
     )
     ratio = alo_s / eos_s
     print(f"exactly once / at least once: {ratio:.2f}x (target >= 0.7x)")
-    return 0
 
 
 if __name__ == "__main__":

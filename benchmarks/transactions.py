@@ -6,7 +6,9 @@ Same broker, same run, rounds interleaved and medians reported:
 - produce: a transactional producer committing every ``--txn-records`` records against an
   idempotent producer (target >= 0.8x);
 - consume: read_committed against read_uncommitted of the same transactional topic, whose
-  control batches the consumer skips (target >= 0.9x).
+  control batches the consumer skips (target >= 0.9x);
+- the file source exactly once against at least once (``benchmarks/eos_source.py``,
+  ``--source-lines``; target >= 0.7x).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
+from benchmarks import eos_source
 from benchmarks._common import broker_process, fmt_rate, peak_rss_mb
 
 PRODUCER: dict[str, Any] = {
@@ -119,6 +122,7 @@ def main() -> int:
     ap.add_argument("--size", type=int, default=100)
     ap.add_argument("--txn-records", type=int, default=10_000, help="records per transaction")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are reported")
+    ap.add_argument("--source-lines", type=int, default=500_000, help="lines for the file source; 0 skips it")
     args = ap.parse_args()
     n, payload = args.records, b"x" * args.size
     nbytes = n * args.size
@@ -159,6 +163,9 @@ def main() -> int:
         f"{_rounds(uncommitted, committed)})"
     )
     print(f"broker peak RSS: {rss:.0f} MB")
+    if args.source_lines:
+        print()
+        eos_source.report(args.source_lines, args.size, args.rounds)
     return 0
 
 
