@@ -14,11 +14,12 @@ from broker.config import BrokerConfig
 from broker.group import records as rec
 from broker.group.model import Group, OffsetEntry
 from broker.group.txn_offsets import PendingTxnOffsets, apply_committed
+from broker.internal_topic import InternalTopic
 from broker.logs import LogManager
-from broker.storage.batch import TRANSACTIONAL, BatchHeader, validate_produced
-from broker.storage.log import PartitionLog, StorageError
+from broker.storage.batch import TRANSACTIONAL, BatchHeader
+from broker.storage.log import StorageError
 from broker.storage.records import Record as LogRecord
-from broker.storage.records import build_batch, parse_records, simple_batch
+from broker.storage.records import build_batch
 
 log = logging.getLogger(__name__)
 
@@ -45,37 +46,28 @@ class OffsetsLog:
     """Appends to and reads back ``__consumer_offsets``."""
 
     def __init__(self, config: BrokerConfig, logs: LogManager, clock_ms: Callable[[], int]) -> None:
-        self.config = config
-        self.logs = logs
         self._clock_ms = clock_ms
+        self.topic = InternalTopic(
+            logs,
+            OFFSETS_TOPIC,
+            config.offsets_topic_num_partitions,
+            {
+                "segment.bytes": str(config.offsets_topic_segment_bytes),
+                "compression.type": "producer",
+            },
+            rec.partition_for,
+            clock_ms,
+        )
 
     def ensure_topic(self) -> None:
-        if self.logs.topic(OFFSETS_TOPIC) is None:
-            self.logs.create_topic(
-                OFFSETS_TOPIC,
-                self.config.offsets_topic_num_partitions,
-                {
-                    "cleanup.policy": "compact",
-                    "segment.bytes": str(self.config.offsets_topic_segment_bytes),
-                    "compression.type": "producer",
-                },
-                internal=True,
-            )
-
-    def _partition_log(self, group_id: str) -> PartitionLog:
-        self.ensure_topic()
-        info = self.logs.topic(OFFSETS_TOPIC)
-        assert info is not None
-        plog = self.logs.get(OFFSETS_TOPIC, rec.partition_for(group_id, info.partitions))
-        assert plog is not None
-        return plog
+        self.topic.ensure()
 
     def write(self, group_id: str, items: list[Record]) -> int:
         """Append records for ``group_id`` (all to its partition); returns the first one's
         offset (-1 when there is nothing to write). Raises StorageError."""
         if not items:
             return -1
-        return self._append(group_id, simple_batch(0, items, self._clock_ms()))
+        return self.topic.write(group_id, items)
 
     def write_transactional(
         self, group_id: str, items: list[Record], producer_id: int, producer_epoch: int
@@ -97,17 +89,11 @@ class OffsetsLog:
             producer_epoch=producer_epoch,
             base_sequence=-1,
         )
-        return self._append(group_id, batch)
+        return self.topic.append(group_id, batch)
 
     def partition_for(self, group_id: str) -> int:
-        """The ``__consumer_offsets`` partition that holds ``group_id``."""
-        return self._partition_log(group_id).partition
-
-    def _append(self, group_id: str, batch: bytes) -> int:
-        plog = self._partition_log(group_id)
-        result = plog.append(batch, validate_produced(batch, 2**31 - 1))
-        self.logs.notify((OFFSETS_TOPIC, plog.partition))
-        return result.base_offset
+        """The ``__consumer_offsets`` partition that holds ``group_id`` (creating the topic)."""
+        return self.topic.log_of(group_id).partition
 
     def read(self) -> Loaded:
         """Replay the topic: groups, committed offsets, and pending transactional offsets.
@@ -118,27 +104,17 @@ class OffsetsLog:
         has recovered, completes the transaction.
         """
         loaded = Loaded()
-        if self.logs.topic(OFFSETS_TOPIC) is None:
-            return loaded
-        for plog in self.logs.partitions(OFFSETS_TOPIC):
+        for plog in self.topic.partition_logs():
             pending = PendingTxnOffsets()
-            for seg in plog.segments:
-                for pos, h in seg.batches():
-                    if h.last_offset < plog.log_start_offset:
-                        continue
-                    try:
-                        _, records = parse_records(seg.read_batch(pos, h))
-                    except Exception as exc:
-                        log.warning("skipping unreadable batch at %d in %s: %s", h.base_offset, seg.path, exc)
-                        continue
-                    if h.is_control:
-                        _replay_marker(h, records, pending, loaded.offsets)
-                    elif h.is_transactional:
-                        for r in records:
-                            _stage(r.key, r.value, h.producer_id, h.base_offset + r.offset_delta, pending)
-                    else:
-                        for r in records:
-                            _apply(r.key, r.value, h.base_offset + r.offset_delta, loaded, pending)
+            for h, records in self.topic.batches(plog):
+                if h.is_control:
+                    _replay_marker(h, records, pending, loaded.offsets)
+                elif h.is_transactional:
+                    for r in records:
+                        _stage(r.key, r.value, h.producer_id, h.base_offset + r.offset_delta, pending)
+                else:
+                    for r in records:
+                        _apply(r.key, r.value, h.base_offset + r.offset_delta, loaded, pending)
             for pid, group_id, offsets in pending.items():
                 loaded.pending.stage(pid, group_id, offsets.items())
         return loaded
