@@ -732,23 +732,7 @@ class GroupCoordinator:
             if group.state == State.COMPLETING:
                 return ErrorCode.rebalance_in_progress, []
             self._heard_from(group.members[member_id])
-        now = self._clock_ms()
-        errors: list[ErrorCode] = []
-        to_write: list[Record] = []
-        accepted: list[tuple[tuple[str, int], OffsetEntry]] = []
-        for topic, partition, offset, epoch, metadata in offsets:
-            info = self.logs.topic(topic)
-            if info is None or not 0 <= partition < info.partitions:
-                errors.append(ErrorCode.unknown_topic_or_partition)
-                continue
-            meta = metadata or ""
-            if len(meta.encode()) > self.config.offset_metadata_max_bytes:
-                errors.append(ErrorCode.offset_metadata_too_large)
-                continue
-            entry = OffsetEntry(offset, epoch, meta, now)
-            to_write.append(offset_record(group_id, topic, partition, entry))
-            accepted.append(((topic, partition), entry))
-            errors.append(ErrorCode.none)
+        errors, to_write, accepted = self._offsets_to_write(group_id, offsets, check_partitions=True)
         try:
             first = self._write(group_id, to_write)
         except StorageError as exc:
@@ -760,6 +744,36 @@ class GroupCoordinator:
             entry.record_offset = first + i
             group.offsets[tp] = entry
         return ErrorCode.none, errors
+
+    def _offsets_to_write(
+        self,
+        group_id: str,
+        offsets: Iterable[tuple[str, int, int, int, str | None]],
+        check_partitions: bool,
+    ) -> tuple[list[ErrorCode], list[Record], list[tuple[TopicPartition, OffsetEntry]]]:
+        """One error per (topic, partition, offset, epoch, metadata) tuple, and the records
+        and entries (stamped now) of those accepted: OFFSET_METADATA_TOO_LARGE past
+        offset.metadata.max.bytes, and with ``check_partitions`` UNKNOWN_TOPIC_OR_PARTITION
+        for a partition that does not exist."""
+        now = self._clock_ms()
+        errors: list[ErrorCode] = []
+        to_write: list[Record] = []
+        accepted: list[tuple[TopicPartition, OffsetEntry]] = []
+        for topic, partition, offset, epoch, metadata in offsets:
+            if check_partitions:
+                info = self.logs.topic(topic)
+                if info is None or not 0 <= partition < info.partitions:
+                    errors.append(ErrorCode.unknown_topic_or_partition)
+                    continue
+            meta = metadata or ""
+            if len(meta.encode()) > self.config.offset_metadata_max_bytes:
+                errors.append(ErrorCode.offset_metadata_too_large)
+                continue
+            entry = OffsetEntry(offset, epoch, meta, now)
+            to_write.append(offset_record(group_id, topic, partition, entry))
+            accepted.append(((topic, partition), entry))
+            errors.append(ErrorCode.none)
+        return errors, to_write, accepted
 
     def fetch_offsets(
         self, group_id: str, partitions: list[tuple[str, int]] | None
@@ -805,19 +819,7 @@ class GroupCoordinator:
                 error.name,
             )
             return error, []
-        now = self._clock_ms()
-        errors: list[ErrorCode] = []
-        to_write: list[Record] = []
-        accepted: list[tuple[TopicPartition, OffsetEntry]] = []
-        for topic, partition, offset, epoch, metadata in offsets:
-            meta = metadata or ""
-            if len(meta.encode()) > self.config.offset_metadata_max_bytes:
-                errors.append(ErrorCode.offset_metadata_too_large)
-                continue
-            entry = OffsetEntry(offset, epoch, meta, now)
-            to_write.append(offset_record(group_id, topic, partition, entry))
-            accepted.append(((topic, partition), entry))
-            errors.append(ErrorCode.none)
+        errors, to_write, accepted = self._offsets_to_write(group_id, offsets, check_partitions=False)
         if not to_write:
             return ErrorCode.none, errors
         try:

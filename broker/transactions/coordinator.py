@@ -192,6 +192,22 @@ class TransactionCoordinator:
     def _unavailable(self) -> ErrorCode | None:
         return None if self.loaded else ErrorCode.coordinator_load_in_progress
 
+    def _transit(
+        self,
+        api: str,
+        transactional_id: str,
+        step: Callable[[TxnMetadata | None, int], sm.Outcome],
+    ) -> ErrorCode:
+        """A request that moves the id's transaction on (AddPartitionsToTxn, EndTxn): the
+        state machine's ``step`` from the id's state now, logged and applied; refused while
+        loading or without an id."""
+        if (err := self._unavailable()) is not None:
+            return err
+        if not transactional_id:
+            return self._refused(api, transactional_id, ErrorCode.invalid_request)
+        outcome = step(self.txns.get(transactional_id), self._clock_ms())
+        return self._refused(api, transactional_id, self._apply(outcome))
+
     def init_producer_id(
         self, transactional_id: str, timeout_ms: int, expected_pid: int = -1, expected_epoch: int = -1
     ) -> InitResult:
@@ -224,14 +240,11 @@ class TransactionCoordinator:
         producer_epoch: int,
         partitions: Iterable[TopicPartition],
     ) -> ErrorCode:
-        if (err := self._unavailable()) is not None:
-            return err
-        if not transactional_id:
-            return self._refused("AddPartitionsToTxn", transactional_id, ErrorCode.invalid_request)
-        outcome = sm.add_partitions(
-            self.txns.get(transactional_id), producer_id, producer_epoch, partitions, self._clock_ms()
+        return self._transit(
+            "AddPartitionsToTxn",
+            transactional_id,
+            lambda meta, now: sm.add_partitions(meta, producer_id, producer_epoch, partitions, now),
         )
-        return self._refused("AddPartitionsToTxn", transactional_id, self._apply(outcome))
 
     def verify(
         self, transactional_id: str, producer_id: int, producer_epoch: int, partition: TopicPartition
@@ -263,14 +276,11 @@ class TransactionCoordinator:
     def end_txn(
         self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool
     ) -> ErrorCode:
-        if (err := self._unavailable()) is not None:
-            return err
-        if not transactional_id:
-            return self._refused("EndTxn", transactional_id, ErrorCode.invalid_request)
-        outcome = sm.end_txn(
-            self.txns.get(transactional_id), producer_id, producer_epoch, commit, self._clock_ms()
+        return self._transit(
+            "EndTxn",
+            transactional_id,
+            lambda meta, now: sm.end_txn(meta, producer_id, producer_epoch, commit, now),
         )
-        return self._refused("EndTxn", transactional_id, self._apply(outcome))
 
     def admin_write_markers(
         self,
