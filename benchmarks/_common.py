@@ -1,4 +1,5 @@
-"""Helpers shared by the benchmarks: a broker subprocess and librdkafka's mock cluster."""
+"""Helpers shared by the benchmarks: a broker subprocess, librdkafka's mock cluster, and a
+throughput consumer."""
 
 from __future__ import annotations
 
@@ -106,6 +107,46 @@ def mock_cluster() -> Iterator[str]:
     finally:
         holder.flush(1)
         del holder
+
+
+def consume_timed(bootstrap: str, topic: str, n: int, isolation: str = "read_committed") -> float:
+    """Seconds for a confluent-kafka consumer tuned for throughput to read all ``n`` records
+    of ``topic``'s partition 0 from the start (``isolation``: librdkafka's default unless
+    told)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "bench-consumer",
+            "isolation.level": isolation,
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,  # nothing is committed: skip per-message offset stores
+            "fetch.max.bytes": 52_428_800,
+            "max.partition.fetch.bytes": 10_485_760,
+            "queued.max.messages.kbytes": 1_048_576,
+            # librdkafka pauses fetching for fetch.queue.backoff.ms (1 s) whenever more than
+            # queued.min.messages (100k) are buffered, which one 10 MB fetch of 100-byte
+            # records already is; a throughput consumer raises the threshold.
+            "queued.min.messages": 1_000_000,
+            "fetch.queue.backoff.ms": 10,
+        }
+    )
+    c.assign([TopicPartition(topic, 0, 0)])
+    got = 0
+    start = time.perf_counter()
+    deadline = start + 600
+    while got < n and time.perf_counter() < deadline:
+        batch = c.consume(100_000, 1.0)
+        errors = [m.error() for m in batch if m.error() is not None]
+        if errors:
+            raise RuntimeError(f"consume error: {errors[0]}")
+        got += len(batch)
+    elapsed = time.perf_counter() - start
+    c.close()
+    if got != n:
+        raise RuntimeError(f"{isolation}: consumed {got} of {n}")
+    return elapsed
 
 
 def fmt_rate(records: int, nbytes: int, seconds: float) -> str:

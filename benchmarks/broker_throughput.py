@@ -17,18 +17,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import Producer
 
-from benchmarks._common import broker_process, fmt_rate, mock_cluster, peak_rss_mb
+from benchmarks._common import broker_process, consume_timed, fmt_rate, mock_cluster, peak_rss_mb
+from benchmarks._worker import create_topic
 
 TOPIC = "bench"
-
-
-def create_topic(bootstrap: str, topic: str = TOPIC) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for f in admin.create_topics([NewTopic(topic, 1, 1)]).values():
-        f.result(30)
 
 
 def produce(bootstrap: str, n: int, payload: bytes, topic: str = TOPIC) -> float:
@@ -64,40 +58,6 @@ def produce(bootstrap: str, n: int, payload: bytes, topic: str = TOPIC) -> float
     return elapsed
 
 
-def consume(bootstrap: str, n: int, topic: str = TOPIC) -> float:
-    c = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": "bench-consumer",
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,  # nothing is committed: skip per-message offset stores
-            "fetch.max.bytes": 52_428_800,
-            "max.partition.fetch.bytes": 10_485_760,
-            "queued.max.messages.kbytes": 1_048_576,
-            # librdkafka pauses fetching for fetch.queue.backoff.ms (1 s) whenever more than
-            # queued.min.messages (100k) are buffered, which one 10 MB fetch of 100-byte
-            # records already is; a throughput consumer raises the threshold.
-            "queued.min.messages": 1_000_000,
-            "fetch.queue.backoff.ms": 10,
-        }
-    )
-    c.assign([TopicPartition(topic, 0, 0)])
-    got = 0
-    start = time.perf_counter()
-    deadline = start + 600
-    while got < n and time.perf_counter() < deadline:
-        batch = c.consume(100_000, 1.0)
-        errors = [m.error() for m in batch if m.error() is not None]
-        if errors:
-            raise RuntimeError(f"consume error: {errors[0]}")
-        got += len(batch)
-    elapsed = time.perf_counter() - start
-    c.close()
-    if got < n:
-        raise RuntimeError(f"consumed only {got} of {n}")
-    return elapsed
-
-
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=2_000_000)
@@ -124,7 +84,7 @@ def main() -> int:
             topic = f"{TOPIC}-{r}"
             create_topic(bootstrap, topic)
             ours_runs.append(produce(bootstrap, n, payload, topic))
-            consume_runs.append(consume(bootstrap, n, topic))
+            consume_runs.append(consume_timed(bootstrap, topic, n))
         rss = peak_rss_mb(proc.pid)
 
     mock_s, ours_s, consume_s = (statistics.median(x) for x in (mock_runs, ours_runs, consume_runs))

@@ -35,7 +35,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-# The raw loop's consumer: the settings broker_throughput.py's consumer uses.
+# The raw loop's consumer: the settings of benchmarks/_common.py's consume_timed.
 RAW_CONSUMER = {
     "enable.auto.commit": False,
     "enable.auto.offset.store": False,

@@ -22,11 +22,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from confluent_kafka import Producer
 
 from benchmarks import eos_source
-from benchmarks._common import broker_process, fmt_rate, peak_rss_mb
+from benchmarks._common import broker_process, consume_timed, fmt_rate, peak_rss_mb
+from benchmarks._worker import create_topic
 
 PRODUCER: dict[str, Any] = {
     "acks": "all",
@@ -37,12 +37,6 @@ PRODUCER: dict[str, Any] = {
     "compression.type": "none",
     "enable.idempotence": True,
 }
-
-
-def create_topic(bootstrap: str, topic: str) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for f in admin.create_topics([NewTopic(topic, 1, 1)]).values():
-        f.result(30)
 
 
 def produce(bootstrap: str, topic: str, n: int, payload: bytes, txn_records: int | None) -> float:
@@ -80,38 +74,6 @@ def produce(bootstrap: str, topic: str, n: int, payload: bytes, txn_records: int
     return elapsed
 
 
-def consume(bootstrap: str, topic: str, n: int, isolation: str) -> float:
-    c = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": "bench-consumer",
-            "isolation.level": isolation,
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,
-            "fetch.max.bytes": 52_428_800,
-            "max.partition.fetch.bytes": 10_485_760,
-            "queued.max.messages.kbytes": 1_048_576,
-            "queued.min.messages": 1_000_000,  # see broker_throughput.py
-            "fetch.queue.backoff.ms": 10,
-        }
-    )
-    c.assign([TopicPartition(topic, 0, 0)])
-    got = 0
-    start = time.perf_counter()
-    deadline = start + 600
-    while got < n and time.perf_counter() < deadline:
-        batch = c.consume(100_000, 1.0)
-        errors = [m.error() for m in batch if m.error() is not None]
-        if errors:
-            raise RuntimeError(f"consume error: {errors[0]}")
-        got += len(batch)
-    elapsed = time.perf_counter() - start
-    c.close()
-    if got != n:
-        raise RuntimeError(f"{isolation}: consumed {got} of {n}")
-    return elapsed
-
-
 def _rounds(a: list[float], b: list[float]) -> str:
     return ", ".join(f"{x / y:.2f}" for x, y in zip(a, b, strict=True))
 
@@ -141,7 +103,7 @@ def main() -> int:
             # Alternate which isolation level reads first, so neither always finds a warm cache.
             order = ["read_uncommitted", "read_committed"][:: 1 if r % 2 == 0 else -1]
             for isolation in order:
-                seconds = consume(bootstrap, txn_topic, n, isolation)
+                seconds = consume_timed(bootstrap, txn_topic, n, isolation)
                 (committed if isolation == "read_committed" else uncommitted).append(seconds)
         rss = peak_rss_mb(proc.pid)
 
