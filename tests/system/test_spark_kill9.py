@@ -61,10 +61,14 @@ def rows(table: Path) -> int:
     ``_`` or ``.`` (staging, the commit log) are skipped. The verdict is Spark's (below).
     """
     total = 0
-    for f in table.rglob("*.parquet"):
-        if not any(part.startswith(("_", ".")) for part in f.relative_to(table).parts):
-            with contextlib.suppress(OSError, pa.ArrowInvalid):  # gone or replaced under us
-                total += pq.read_metadata(f).num_rows
+    # os.walk, pruned before it descends: the staging directories come and go while the
+    # worker writes, and a walk into one that vanished must not fail the wait (rglob does).
+    for root, dirs, files in os.walk(table):
+        dirs[:] = [d for d in dirs if not d.startswith(("_", "."))]
+        for name in files:
+            if name.endswith(".parquet") and not name.startswith(("_", ".")):
+                with contextlib.suppress(OSError, pa.ArrowInvalid):  # gone or replaced under us
+                    total += pq.read_metadata(os.path.join(root, name)).num_rows
     return total
 
 
