@@ -226,11 +226,16 @@ class PostgresServer:
 
 
 class MariaDBServer:
-    """A throwaway MariaDB server (mariadb-install-db), user ``root`` without a password."""
+    """A throwaway MariaDB server (mariadb-install-db), user ``root`` without a password.
+
+    ``settings`` are extra server options (``{"log-bin": "mysql-bin", "binlog-format":
+    "ROW", "server-id": "1"}`` for CDC); without ``log-bin`` the binlog stays off.
+    """
 
     USER = "mysql"
 
-    def __init__(self) -> None:
+    def __init__(self, settings: Mapping[str, str] | None = None) -> None:
+        self.settings = dict(settings or {})
         self.port = free_port()
         self.dir = Path(tempfile.mkdtemp(prefix="sluiceway-maria-"))
         self.data = self.dir / "data"
@@ -284,7 +289,8 @@ class MariaDBServer:
                     "--skip-name-resolve",
                     "--innodb-flush-log-at-trx-commit=0",
                     "--innodb-buffer-pool-size=64M",
-                    "--skip-log-bin",
+                    *([] if "log-bin" in self.settings else ["--skip-log-bin"]),
+                    *(f"--{key}={value}" for key, value in self.settings.items()),
                 ],
                 stdout=log,
                 stderr=log,
@@ -309,6 +315,11 @@ class MariaDBServer:
     def stop(self) -> None:
         if self.proc is not None:
             terminate(self.proc)
+
+    def restart(self) -> None:
+        """Stop and start again on the same port and data (a server restart to ride out)."""
+        self.stop()
+        self.start()
 
     def remove(self) -> None:
         try:
