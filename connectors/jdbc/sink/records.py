@@ -1,0 +1,238 @@
+"""Records to rows: what each record asks (write a row, delete one, nothing) and which
+columns its key and value fill, per ``pk.mode`` and the field filters. Pure.
+
+``change_of`` reads a record: a Struct value is a row to write; a null value (tombstone)
+deletes by key when deletes are enabled; a Debezium change event (``before``, ``after``,
+``op``) writes ``after`` for ``c``/``r``/``u`` and deletes for ``d`` (by its key, or by
+``before``'s fields with ``primary.key.mode=record_value``), and ``t`` (truncate) is skipped.
+
+``FieldsPlan`` is worked out once per (topic, key schema, value schema), as Confluent's
+``FieldsMetadata``: the key columns (``pk.mode``), then the other value fields, and a
+function pulling a record's values in that order.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Any
+
+from connect.api import DataException, Schema, SinkRecord, Struct, Type
+from connectors.jdbc.sink.config import KAFKA_PK_FIELDS, SinkSettings
+
+_KAFKA_SCHEMAS = (Schema.STRING_SCHEMA, Schema.INT32_SCHEMA, Schema.INT64_SCHEMA)
+
+
+class Action(enum.Enum):
+    WRITE = "write"
+    DELETE = "delete"
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What one record asks: ``struct`` holds the row's fields (for a delete by
+    ``record_value``, the old row's), None for a delete by the record's key."""
+
+    action: Action
+    struct: Struct | None
+
+
+def is_envelope(schema: Schema | None) -> bool:
+    """Whether values of ``schema`` are Debezium change events."""
+    if schema is None or schema.type is not Type.STRUCT:
+        return False
+    return schema.field("op") is not None and (
+        schema.field("after") is not None or schema.field("before") is not None
+    )
+
+
+def change_of(record: SinkRecord, settings: SinkSettings) -> Change | None:
+    """What ``record`` asks; None when it is skipped. Raises DataException for values
+    the sink cannot write."""
+    value = record.value
+    if value is None:
+        if settings.delete_enabled:
+            if settings.pk_mode != "record_key":
+                return None  # a tombstone after a Debezium delete event: the event deleted already
+            return Change(Action.DELETE, None)
+        if settings.debezium:
+            return None  # Debezium's sink ignores tombstones unless deletes are on
+        raise DataException(
+            "the record has a null value (a tombstone) and delete.enabled=false: "
+            "set delete.enabled=true with pk.mode=record_key to delete by key"
+        )
+    if not isinstance(value, Struct):
+        raise DataException(
+            f"the value is a {type(value).__name__}, not a Struct: the JDBC sink needs values with a "
+            "schema (a converter with schemas, e.g. JsonConverter with schemas.enable=true, or Avro)"
+        )
+    if settings.debezium and is_envelope(value.schema):
+        op = value.get("op")
+        if op in ("c", "r", "u"):
+            after = value.get("after")
+            if not isinstance(after, Struct):
+                raise DataException(f"a Debezium {op!r} event without 'after'")
+            return Change(Action.WRITE, after)
+        if op == "d":
+            if not settings.delete_enabled:
+                return None
+            before = value.get("before")
+            if settings.pk_mode == "record_value":
+                if not isinstance(before, Struct):
+                    raise DataException(
+                        "a Debezium delete event without 'before' cannot delete by record_value"
+                    )
+                return Change(Action.DELETE, before)
+            return Change(Action.DELETE, None)
+        if op == "t":
+            return None
+        raise DataException(f"unknown Debezium operation {op!r}")
+    return Change(Action.WRITE, value)
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnDef:
+    name: str
+    schema: Schema
+    key: bool
+
+
+Extract = Callable[[SinkRecord, Struct | None], list[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class FieldsPlan:
+    """The columns a record fills, keys first, and how to pull its values."""
+
+    table: str
+    key_columns: tuple[ColumnDef, ...]
+    value_columns: tuple[ColumnDef, ...]
+    extract: Extract
+    extract_key: Extract
+
+    @property
+    def columns(self) -> tuple[ColumnDef, ...]:
+        return self.key_columns + self.value_columns
+
+
+def _selected(settings: SinkSettings, topic: str, name: str) -> bool:
+    include, exclude = settings.include_fields, settings.exclude_fields
+    if include and name not in include and f"{topic}:{name}" not in include:
+        return False
+    return not (exclude and (name in exclude or f"{topic}:{name}" in exclude))
+
+
+def _getter(indexes: Sequence[int]) -> Callable[[list[Any]], list[Any]]:
+    if not indexes:
+        return lambda values: []
+    if len(indexes) == 1:
+        (i,) = indexes
+        return lambda values: [values[i]]
+    get = itemgetter(*indexes)
+    return lambda values: list(get(values))
+
+
+def plan_fields(
+    settings: SinkSettings, topic: str, key_schema: Schema | None, value_schema: Schema | None
+) -> FieldsPlan:
+    """The columns of records of ``topic`` with these key and value (row) schemas. Raises
+    DataException when the schemas cannot give the key ``pk.mode`` asks for."""
+    mode = settings.pk_mode
+    table = settings.table_for(topic)
+    fields = value_schema.fields if value_schema is not None and value_schema.type is Type.STRUCT else ()
+    key_names: list[str] = []
+    key_defs: list[ColumnDef] = []
+    key_part: Extract
+    if mode == "none":
+        key_part = _no_key
+    elif mode == "kafka":
+        names = settings.pk_fields or KAFKA_PK_FIELDS
+        key_defs = [ColumnDef(n, s, True) for n, s in zip(names, _KAFKA_SCHEMAS, strict=True)]
+        key_part = _kafka_coordinates
+    elif mode == "record_key":
+        key_defs, key_part = _record_key(settings, key_schema)
+    else:  # record_value
+        if not fields:
+            raise DataException("pk.mode=record_value needs a Struct value")
+        wanted = settings.pk_fields or tuple(f.name for f in fields)
+        indexes = []
+        for name in wanted:
+            f = value_schema.field(name) if value_schema is not None else None
+            if f is None:
+                raise DataException(f"the value has no primary key field {name!r} (pk.fields)")
+            indexes.append(f.index)
+            key_defs.append(ColumnDef(name, f.schema, True))
+        get = _getter(indexes)
+
+        def key_part(record: SinkRecord, struct: Struct | None) -> list[Any]:
+            if struct is None:
+                raise DataException("no value to take the primary key from")
+            return get(struct.values())
+
+    key_names = [c.name for c in key_defs]
+    taken = set(key_names)
+    value_defs: list[ColumnDef] = []
+    indexes = []
+    for f in fields:
+        if f.name in taken or not _selected(settings, topic, f.name):
+            continue
+        value_defs.append(ColumnDef(f.name, f.schema, False))
+        indexes.append(f.index)
+    get_values = _getter(indexes)
+    key_of = key_part
+
+    def extract(record: SinkRecord, struct: Struct | None) -> list[Any]:
+        values = struct.values() if struct is not None else []
+        return key_of(record, struct) + get_values(values)
+
+    return FieldsPlan(table, tuple(key_defs), tuple(value_defs), extract, key_of)
+
+
+def _no_key(record: SinkRecord, struct: Struct | None) -> list[Any]:
+    return []
+
+
+def _kafka_coordinates(record: SinkRecord, struct: Struct | None) -> list[Any]:
+    return [record.topic, record.kafka_partition, record.kafka_offset]
+
+
+def _record_key(settings: SinkSettings, key_schema: Schema | None) -> tuple[list[ColumnDef], Extract]:
+    if key_schema is None:
+        raise DataException("pk.mode=record_key needs records with a key schema; this record's key has none")
+    if key_schema.type is Type.STRUCT:
+        wanted = settings.pk_fields or tuple(f.name for f in key_schema.fields)
+        defs, indexes = [], []
+        for name in wanted:
+            f = key_schema.field(name)
+            if f is None:
+                raise DataException(f"the key has no field {name!r} (named in pk.fields)")
+            defs.append(ColumnDef(name, f.schema, True))
+            indexes.append(f.index)
+        get = _getter(indexes)
+
+        def from_struct(record: SinkRecord, struct: Struct | None) -> list[Any]:
+            key = record.key
+            if not isinstance(key, Struct):
+                raise DataException(f"the key is {type(key).__name__}, not a Struct of the key schema")
+            return get(key.values())
+
+        return defs, from_struct
+    if not key_schema.type.is_primitive:
+        raise DataException(f"a {key_schema.type.name} key cannot be a primary key")
+    if len(settings.pk_fields) != 1:
+        raise DataException(
+            "the key is a primitive value: name its one column in pk.fields / primary.key.fields "
+            f"(given: {list(settings.pk_fields)})"
+        )
+
+    def primitive(record: SinkRecord, struct: Struct | None) -> list[Any]:
+        return [record.key]
+
+    return [ColumnDef(settings.pk_fields[0], key_schema, True)], primitive
+
+
+def row_schema(record: SinkRecord, change: Change) -> Schema | None:
+    """The schema of the row a change writes or deletes by."""
+    return change.struct.schema if change.struct is not None else None

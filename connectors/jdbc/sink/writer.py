@@ -1,0 +1,312 @@
+"""The batch writer both JDBC sinks share: records to rows, rows to ``executemany``, in one
+transaction per ``put``.
+
+Per (topic, key schema, row schema, action) the writer works out once the columns
+(``records.plan_fields``), makes sure the table has them (``tables``), builds the
+statement (``statements``) and one converter per column (``types``); a record then costs
+pulling its values, converting the few that need it and a dict. Consecutive records of
+the same kind form a run, written by one ``executemany`` per ``batch.size`` rows; order
+across runs is kept, so a delete after an insert of the same key stays after it.
+
+Bad records: a record the sink cannot turn into a row (no primary key value, a value
+the column cannot take, a value too long) is reported to the errant record reporter as a
+``DataException`` naming its topic, partition, offset and column, and the others are
+written. When the database refuses a batch for its data (``DataError``,
+``IntegrityError``) the batch is rolled back and written again record by record, each
+in its own transaction, so that only the culprits are reported.
+
+Exactly once (``exactly.once.enabled``): the rows and the next offset of every partition
+of the batch are committed in the same transaction, into the offsets table; records
+below the stored offset of their partition (a redelivery) are skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.engine import Connection, Engine
+
+from connect.api import ConnectException, DataException, Schema, SinkRecord, TopicPartition
+from connectors.jdbc.sink.config import SinkSettings
+from connectors.jdbc.sink.records import Action, Change, FieldsPlan, change_of, plan_fields
+from connectors.jdbc.sink.statements import delete_statement, param, write_statement
+from connectors.jdbc.sink.tables import Tables
+from connectors.jdbc.sink.types import Converter, compose, fits_check, value_converter
+
+log = logging.getLogger(__name__)
+
+#: The database refused the data of a statement (not the connection or the statement).
+DATA_ERRORS = (sa_exc.DataError, sa_exc.IntegrityError)
+
+Report = Callable[[SinkRecord, DataException], None]
+
+
+def where(record: SinkRecord) -> str:
+    return f"{record.topic}-{record.kafka_partition}@{record.kafka_offset}"
+
+
+@dataclass(slots=True)
+class Bound:
+    """A plan bound to its table: the statement and how a record becomes its parameters."""
+
+    plan: FieldsPlan
+    action: Action
+    statement: sa.Executable
+    names: tuple[str, ...]
+    columns: tuple[str, ...]
+    converters: tuple[tuple[int, Converter], ...]
+    key_count: int
+
+    def params(self, record: SinkRecord, change: Change) -> dict[str, Any]:
+        if self.action is Action.DELETE:
+            values = self.plan.extract_key(record, change.struct)
+        else:
+            values = self.plan.extract(record, change.struct)
+        for i in range(self.key_count):
+            if values[i] is None:
+                raise DataException(
+                    f"record {where(record)}: primary key column {self.columns[i]} has no value"
+                )
+        for i, convert in self.converters:
+            value = values[i]
+            if value is not None:
+                try:
+                    values[i] = convert(value)
+                except (ValueError, TypeError, OverflowError, ArithmeticError) as exc:
+                    raise DataException(f"record {where(record)}: column {self.columns[i]}: {exc}") from None
+        return dict(zip(self.names, values, strict=True))
+
+
+class Writer:
+    """Writes batches of records to one database."""
+
+    def __init__(self, settings: SinkSettings, engine: Engine, report: Report) -> None:
+        self.settings = settings
+        self.engine = engine
+        self.dialect = engine.dialect.name
+        self.report = report
+        self.tables = Tables(settings, self.dialect)
+        self._bound: dict[tuple[str, Schema | None, Schema | None, Action], Bound] = {}
+        self._written: dict[TopicPartition, int] = {}
+        self._offsets: sa.Table | None = None
+        self._offsets_upsert: sa.Executable | None = None
+
+    # -- exactly once: the offsets table ---------------------------------------------------
+
+    def _offsets_table(self) -> sa.Table:
+        if self._offsets is None:
+            name = self.tables.name(self.settings.offsets_table)
+            self._offsets = sa.Table(
+                name,
+                sa.MetaData(),
+                sa.Column(self.tables.name("connector"), sa.String(255), primary_key=True),
+                sa.Column(self.tables.name("topic"), sa.String(255), primary_key=True),
+                sa.Column(
+                    self.tables.name("kafka_partition"), sa.Integer, primary_key=True, autoincrement=False
+                ),
+                sa.Column(self.tables.name("next_offset"), sa.BigInteger, nullable=False),
+            )
+            with self.engine.begin() as connection:
+                self._offsets.create(connection, checkfirst=True)
+            keys = [c.name for c in self._offsets.columns][:3]
+            self._offsets_upsert = write_statement(
+                self._offsets, keys, [self._offsets.columns[3].name], "upsert", self.dialect
+            )
+        return self._offsets
+
+    def stored_offsets(self, partitions: Collection[TopicPartition]) -> dict[TopicPartition, int]:
+        """The next offsets the database holds for ``partitions`` (exactly once only)."""
+        table = self._offsets_table()
+        connector, topic, partition, offset = table.columns
+        wanted = {(tp.topic, tp.partition) for tp in partitions}
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                sa.select(topic, partition, offset).where(connector == self.settings.connector)
+            ).all()
+        found = {TopicPartition(t, p): int(o) for t, p, o in rows if (t, p) in wanted}
+        self._written.update(found)
+        return found
+
+    def forget(self, partitions: Collection[TopicPartition]) -> None:
+        for tp in partitions:
+            self._written.pop(tp, None)
+
+    def _write_offsets(self, connection: Connection, offsets: Mapping[TopicPartition, int]) -> None:
+        if not offsets:
+            return
+        self._offsets_table()
+        assert self._offsets_upsert is not None
+        connection.execute(
+            self._offsets_upsert,
+            [
+                {param(0): self.settings.connector, param(1): tp.topic, param(2): tp.partition, param(3): off}
+                for tp, off in offsets.items()
+            ],
+        )
+
+    # -- plans -------------------------------------------------------------------------
+
+    def _bind(self, record: SinkRecord, change: Change) -> Bound:
+        struct = change.struct
+        row_schema = struct.schema if struct is not None else None
+        cache_key = (record.topic, record.key_schema, row_schema, change.action)
+        bound = self._bound.get(cache_key)
+        if bound is None:
+            plan = plan_fields(self.settings, record.topic, record.key_schema, row_schema)
+            bound = self._bound[cache_key] = self._make_bound(plan, change.action)
+        return bound
+
+    def _make_bound(self, plan: FieldsPlan, action: Action) -> Bound:
+        columns = plan.key_columns if action is Action.DELETE else plan.columns
+        if action is Action.DELETE and not plan.key_columns:
+            raise DataException("deletes need primary key columns")
+        with self.engine.begin() as connection:
+            if action is Action.DELETE:
+                table = self.tables.find(connection, plan.table)
+                if table is None:
+                    raise DataException(f"table {plan.table} does not exist: nothing to delete")
+            else:
+                table = self.tables.ensure(connection, plan.table, columns)
+        real = []
+        converters: list[tuple[int, Converter]] = []
+        for i, c in enumerate(columns):
+            name = self.tables.name(c.name)
+            column = table.c.get(name)
+            if column is None:
+                raise DataException(f"table {plan.table} has no column {c.name}")
+            real.append(column.name)
+            try:
+                convert = compose(
+                    value_converter(c.schema, self.settings.zone), fits_check(column, self.dialect)
+                )
+            except ValueError as exc:
+                raise DataException(f"column {c.name}: {exc}") from None
+            if convert is not None:
+                converters.append((i, convert))
+        keys = real[: len(plan.key_columns)]
+        if action is Action.DELETE:
+            statement: sa.Executable = delete_statement(table, keys)
+        else:
+            try:
+                statement = write_statement(
+                    table, keys, real[len(plan.key_columns) :], self.settings.insert_mode, self.dialect
+                )
+            except ValueError as exc:
+                raise ConnectException(str(exc)) from None
+        return Bound(
+            plan,
+            action,
+            statement,
+            tuple(param(i) for i in range(len(real))),
+            tuple(c.name for c in columns),
+            tuple(converters),
+            len(plan.key_columns),
+        )
+
+    def forget_tables(self) -> None:
+        """Reflect again on next use (after a database error that may come from a table
+        changed behind the sink's back)."""
+        self.tables.forget()
+        self._bound.clear()
+
+    # -- writing -------------------------------------------------------------------------
+
+    def write(self, records: Sequence[SinkRecord]) -> None:
+        """Write ``records`` (one ``put``): database errors other than data errors propagate
+        (SQLAlchemy's), for the task to retry."""
+        settings = self.settings
+        written = self._written
+        if settings.exactly_once:
+            self._offsets_table()  # created in a transaction of its own, before the batch's
+        runs: list[tuple[Bound, list[tuple[SinkRecord, dict[str, Any]]]]] = []
+        ends: dict[TopicPartition, int] = {}
+        last: Bound | None = None
+        rows: list[tuple[SinkRecord, dict[str, Any]]] = []
+        for record in records:
+            tp = record.topic_partition
+            if settings.exactly_once:
+                if record.kafka_offset < written.get(tp, -1):
+                    continue  # committed with its row already: a redelivery
+                ends[tp] = record.kafka_offset + 1
+            try:
+                change = change_of(record, settings)
+                if change is None:
+                    continue
+                bound = self._bind(record, change)
+                params = bound.params(record, change)
+            except DataException as exc:
+                self._bad(record, exc)
+                continue
+            if bound is not last:
+                rows = []
+                runs.append((bound, rows))
+                last = bound
+            rows.append((record, params))
+        if not runs and not ends:
+            return
+        try:
+            with self.engine.begin() as connection:
+                for bound, run in runs:
+                    for start in range(0, len(run), settings.batch_size):
+                        chunk = run[start : start + settings.batch_size]
+                        connection.execute(bound.statement, [params for _, params in chunk])
+                if settings.exactly_once:
+                    self._write_offsets(connection, ends)
+        except DATA_ERRORS as exc:
+            log.warning(
+                "the database refused a batch (%s); writing it record by record", _driver_message(exc)
+            )
+            self._one_by_one(runs, ends)
+        written.update(ends)
+
+    def _one_by_one(
+        self,
+        runs: Sequence[tuple[Bound, Sequence[tuple[SinkRecord, dict[str, Any]]]]],
+        ends: Mapping[TopicPartition, int],
+    ) -> None:
+        exactly_once = self.settings.exactly_once
+        for bound, run in runs:
+            for record, params in run:
+                try:
+                    with self.engine.begin() as connection:
+                        connection.execute(bound.statement, params)
+                        if exactly_once:
+                            self._write_offsets(connection, {record.topic_partition: record.kafka_offset + 1})
+                except DATA_ERRORS as exc:
+                    self._bad(
+                        record,
+                        DataException(
+                            f"record {where(record)}: table {bound.plan.table}"
+                            f"{_column_in(exc, bound.columns)} refused it: {_driver_message(exc)}"
+                        ),
+                    )
+        if exactly_once and ends:
+            with self.engine.begin() as connection:
+                self._write_offsets(connection, ends)
+
+    def _bad(self, record: SinkRecord, error: DataException) -> None:
+        message = str(error)
+        if where(record) not in message:
+            error = DataException(f"record {where(record)}: {message}")
+        log.warning("%s", error)
+        self.report(record, error)
+
+
+def _driver_message(exc: BaseException) -> str:
+    if isinstance(exc, sa_exc.DBAPIError) and exc.orig is not None:
+        return f"{type(exc.orig).__name__}: {str(exc.orig).strip()}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _column_in(exc: BaseException, columns: Sequence[str]) -> str:
+    """`, column c` when the driver's message names one of the columns."""
+    text = str(exc.orig if isinstance(exc, sa_exc.DBAPIError) else exc)
+    for name in columns:
+        if f"'{name}'" in text or f'"{name}"' in text or f"column {name} " in text:
+            return f", column {name},"
+    return ""
