@@ -26,6 +26,10 @@ from connectors.jdbc.sink.types import column_type
 
 log = logging.getLogger(__name__)
 
+#: MySQL/MariaDB tables take the database's default character set, often latin1 or the
+#: three-byte utf8; records carry any Unicode text. Other databases ignore these options.
+TABLE_OPTIONS: dict[str, Any] = {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin"}
+
 
 class Tables:
     """Reflected tables by name, for one database."""
@@ -111,7 +115,12 @@ class Tables:
         )
 
     def _create(self, connection: Connection, name: str, columns: Sequence[ColumnDef]) -> None:
-        table = sa.Table(self.name(name), sa.MetaData(), *(self._column_of(c, c.key) for c in columns))
+        table = sa.Table(
+            self.name(name),
+            sa.MetaData(),
+            *(self._column_of(c, c.key) for c in columns),
+            **TABLE_OPTIONS,
+        )
         log.info("creating table %s", name)
         table.create(connection, checkfirst=True)
 

@@ -35,7 +35,7 @@ from connect.api import ConnectException, DataException, Schema, SinkRecord, Top
 from connectors.jdbc.sink.config import SinkSettings
 from connectors.jdbc.sink.records import Action, Change, FieldsPlan, change_of, plan_fields
 from connectors.jdbc.sink.statements import delete_statement, param, write_statement
-from connectors.jdbc.sink.tables import Tables
+from connectors.jdbc.sink.tables import TABLE_OPTIONS, Tables
 from connectors.jdbc.sink.types import Converter, compose, fits_check, value_converter
 
 log = logging.getLogger(__name__)
@@ -110,6 +110,7 @@ class Writer:
                     self.tables.name("kafka_partition"), sa.Integer, primary_key=True, autoincrement=False
                 ),
                 sa.Column(self.tables.name("next_offset"), sa.BigInteger, nullable=False),
+                **TABLE_OPTIONS,
             )
             with self.engine.begin() as connection:
                 self._offsets.create(connection, checkfirst=True)
