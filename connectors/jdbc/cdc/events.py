@@ -118,14 +118,16 @@ NEW_KEY_HEADER: Final = "__debezium.newkey"
 OLD_KEY_HEADER: Final = "__debezium.oldkey"
 
 
-def envelope_schema(name: str, value_schema: Schema) -> Schema:
+def envelope_schema(name: str, value_schema: Schema, source_schema: Schema = SOURCE_SCHEMA) -> Schema:
+    """Debezium's envelope; ``source_schema`` is the connector's source block (the MySQL
+    connector passes its own)."""
     return (
         SchemaBuilder.struct()
         .name(name)
         .version(1)
         .field("before", value_schema)
         .field("after", value_schema)
-        .field("source", SOURCE_SCHEMA)
+        .field("source", source_schema)
         .field("transaction", TRANSACTION_BLOCK_SCHEMA)
         .field("op", Schema.STRING_SCHEMA)
         .field("ts_ms", Schema.OPTIONAL_INT64_SCHEMA)

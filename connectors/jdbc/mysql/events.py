@@ -1,0 +1,269 @@
+"""Debezium's MySQL change events: the source block, per-table models and the records.
+
+A change event's value is the ``<prefix>.<db>.<table>.Envelope`` struct (``before``,
+``after``, ``source``, ``transaction``, ``op``, ``ts_ms``/``ts_us``/``ts_ns``; the shape
+``connectors.jdbc.cdc.events.envelope_schema`` builds for both CDC connectors), its key the
+``<prefix>.<db>.<table>.Key`` struct of the primary key columns (null without a key). The
+source block ``io.debezium.connector.mysql.Source``::
+
+    version, connector ("mysql" or "mariadb"), name (topic.prefix)
+    ts_ms, ts_us, ts_ns     when the change was made (the binlog event's time), or read (snapshot)
+    snapshot                "true", "first", "first_in_data_collection", "last_in_data_collection",
+                            "last", "false"
+    db, table               where the row lives
+    server_id               the id of the server that wrote the change
+    gtid                    the transaction's GTID (MySQL uuid:n, MariaDB domain-server-seq), or null
+    file, pos, row          the binlog file, the position of the transaction's start, the row's
+                            index in its rows event
+    thread, query           null (binlog_rows_query_log_events is not read)
+
+Heartbeats use ``connectors.jdbc.cdc.events``' schemas (``ServerNameKey``/``Heartbeat``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from connect.api import Schema, SchemaBuilder, SourceRecord, Struct
+from connectors.jdbc.cdc.events import HEARTBEAT_KEY_SCHEMA, HEARTBEAT_VALUE_SCHEMA, envelope_schema
+from connectors.jdbc.cdc.filters import Filters
+from connectors.jdbc.mysql.values import ValueSettings, conversion_for
+
+if TYPE_CHECKING:
+    from connectors.jdbc.mysql.schema import MySqlTable
+
+__all__ = ["SOURCE_SCHEMA", "EventBuilder", "Position", "TableModel", "build_table_model"]
+
+SNAPSHOT_ENUM_SCHEMA: Final = (
+    SchemaBuilder.string()
+    .name("io.debezium.data.Enum")
+    .version(1)
+    .parameter(
+        "allowed", "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"
+    )
+    .default_value("false")
+    .optional()
+    .build()
+)
+
+SOURCE_SCHEMA: Final = (
+    SchemaBuilder.struct()
+    .name("io.debezium.connector.mysql.Source")
+    .field("version", Schema.STRING_SCHEMA)
+    .field("connector", Schema.STRING_SCHEMA)
+    .field("name", Schema.STRING_SCHEMA)
+    .field("ts_ms", Schema.INT64_SCHEMA)
+    .field("snapshot", SNAPSHOT_ENUM_SCHEMA)
+    .field("db", Schema.STRING_SCHEMA)
+    .field("sequence", Schema.OPTIONAL_STRING_SCHEMA)
+    .field("ts_us", Schema.OPTIONAL_INT64_SCHEMA)
+    .field("ts_ns", Schema.OPTIONAL_INT64_SCHEMA)
+    .field("table", Schema.OPTIONAL_STRING_SCHEMA)
+    .field("server_id", Schema.INT64_SCHEMA)
+    .field("gtid", Schema.OPTIONAL_STRING_SCHEMA)
+    .field("file", Schema.STRING_SCHEMA)
+    .field("pos", Schema.INT64_SCHEMA)
+    .field("row", Schema.INT32_SCHEMA)
+    .field("thread", Schema.OPTIONAL_INT64_SCHEMA)
+    .field("query", Schema.OPTIONAL_STRING_SCHEMA)
+    .build()
+)
+
+
+@dataclass(slots=True)
+class TableModel:
+    """One table at one schema version: its topic, schemas and precompiled row converters.
+    Rows are sequences of raw values in column position order (either reader's)."""
+
+    table: MySqlTable
+    topic: str
+    key_schema: Schema | None
+    value_schema: Schema
+    envelope_schema: Schema
+    value: Callable[[Sequence[Any]], Struct]
+    key: Callable[[Sequence[Any]], Struct | None]
+    column_count: int
+    #: (position, column name, stand-in): where python-mysql-replication gives None for a
+    #: value that is not NULL (an empty SET; a zero date in a NOT NULL column)
+    not_null_stand_ins: tuple[tuple[int, str, Any], ...] = ()
+
+    def binlog_values(self, image: Mapping[str, Any], none_sources: Mapping[str, Any] | None) -> list[Any]:
+        """A binlog row image's values in position order."""
+        values = list(image.values())
+        if none_sources and self.not_null_stand_ins:
+            for i, name, stand_in in self.not_null_stand_ins:
+                if values[i] is None and none_sources.get(name) not in (None, "null"):
+                    values[i] = stand_in
+        return values
+
+
+def _row_converter(
+    schema: Schema, indexes: list[int], converts: list[Callable[[Any], Any] | None]
+) -> Callable[[Sequence[Any]], Struct]:
+    steps = [(j, f) for j, f in enumerate(converts) if f is not None]
+    unchecked = Struct.unchecked
+
+    def convert(row: Sequence[Any]) -> Struct:
+        out = [row[i] for i in indexes]
+        for j, f in steps:
+            v = out[j]
+            if v is not None:
+                out[j] = f(v)
+        return unchecked(schema, out)
+
+    return convert
+
+
+def build_table_model(
+    prefix: str, table: MySqlTable, filters: Filters, settings: ValueSettings
+) -> TableModel:
+    """The model of ``table``; UnsupportedTypeError for a captured column without a mapping."""
+    name = f"{prefix}.{table.database}.{table.name}"
+    value_builder = SchemaBuilder.struct().name(f"{name}.Value").optional()
+    value_indexes: list[int] = []
+    value_converts: list[Callable[[Any], Any] | None] = []
+    conversions = {}
+    for i, column in enumerate(table.columns):
+        keyed = column.name in table.primary_key
+        if not keyed and not filters.captures_column(table.database, table.name, column.name):
+            continue
+        conversion = conversion_for(column, settings, table.id)
+        conversions[column.name] = (i, conversion)
+        if filters.captures_column(table.database, table.name, column.name):
+            value_builder.field(column.name, conversion.schema)
+            value_indexes.append(i)
+            value_converts.append(conversion.convert)
+    value_schema = value_builder.build()
+    key_schema: Schema | None = None
+    key: Callable[[Sequence[Any]], Struct | None]
+    if table.primary_key:
+        key_builder = SchemaBuilder.struct().name(f"{name}.Key")
+        key_indexes: list[int] = []
+        key_converts: list[Callable[[Any], Any] | None] = []
+        for column_name in table.primary_key:
+            i, conversion = conversions[column_name]
+            key_builder.field(column_name, conversion.schema)
+            key_indexes.append(i)
+            key_converts.append(conversion.convert)
+        key_schema = key_builder.build()
+        key = _row_converter(key_schema, key_indexes, key_converts)
+    else:
+
+        def key(row: Sequence[Any]) -> Struct | None:
+            return None
+
+    stand_ins = tuple(
+        (i, column.name, "" if column.type_name == "SET" else "0000-00-00")
+        for i, column in enumerate(table.columns)
+        if column.type_name == "SET"
+        or (not column.optional and column.type_name in ("DATE", "DATETIME", "TIMESTAMP"))
+    )
+    return TableModel(
+        table,
+        name,
+        key_schema,
+        value_schema,
+        envelope_schema(f"{name}.Envelope", value_schema, SOURCE_SCHEMA),
+        _row_converter(value_schema, value_indexes, value_converts),
+        key,
+        len(table.columns),
+        stand_ins,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """The per-event values of the source block."""
+
+    ts_ms: int  # the binlog event's time (streaming) or the read time (snapshot)
+    snapshot: str  # "true", "first", "last", ..., "false"
+    server_id: int
+    gtid: str | None
+    file: str
+    pos: int
+    row: int
+
+
+class EventBuilder:
+    """Builds one connector's records: change events, tombstones and heartbeats.
+
+    ``clock_us`` gives the processing time (the envelope's ``ts_*``); tests pass a fixed one.
+    """
+
+    def __init__(self, server: str, connector: str, version: str, clock_us: Callable[[], int]) -> None:
+        self.server = server
+        self.connector = connector
+        self.version = version
+        self.clock_us = clock_us
+        self.partition: Mapping[str, Any] = {"server": server}
+
+    def source(self, database: str, table: str | None, position: Position) -> Struct:
+        ts_ms = position.ts_ms
+        return Struct.unchecked(
+            SOURCE_SCHEMA,
+            [
+                self.version,
+                self.connector,
+                self.server,
+                ts_ms,
+                position.snapshot,
+                database,
+                None,
+                ts_ms * 1000,
+                ts_ms * 1_000_000,
+                table,
+                position.server_id,
+                position.gtid,
+                position.file,
+                position.pos,
+                position.row,
+                None,
+                None,
+            ],
+        )
+
+    def change(
+        self,
+        model: TableModel,
+        op: str,
+        key: Struct | None,
+        before: Struct | None,
+        after: Struct | None,
+        position: Position,
+        offset: Mapping[str, Any],
+    ) -> SourceRecord:
+        now_us = self.clock_us()
+        table = model.table
+        envelope = Struct.unchecked(
+            model.envelope_schema,
+            [
+                before,
+                after,
+                self.source(table.database, table.name, position),
+                None,
+                op,
+                now_us // 1000,
+                now_us,
+                now_us * 1000,
+            ],
+        )
+        return SourceRecord(
+            self.partition, offset, model.topic, None, model.key_schema, key, model.envelope_schema, envelope
+        )
+
+    def tombstone(self, model: TableModel, key: Struct | None, offset: Mapping[str, Any]) -> SourceRecord:
+        return SourceRecord(self.partition, offset, model.topic, None, model.key_schema, key, None, None)
+
+    def heartbeat(self, topic: str, offset: Mapping[str, Any]) -> SourceRecord:
+        return SourceRecord(
+            self.partition,
+            offset,
+            topic,
+            None,
+            HEARTBEAT_KEY_SCHEMA,
+            Struct.unchecked(HEARTBEAT_KEY_SCHEMA, [self.server]),
+            HEARTBEAT_VALUE_SCHEMA,
+            Struct.unchecked(HEARTBEAT_VALUE_SCHEMA, [self.clock_us() // 1000]),
+        )

@@ -1,0 +1,272 @@
+"""Binlog events to change events: transactions, positions, skipping, DDL (no I/O of its own).
+
+``ChangeStream.handle`` takes python-mysql-replication's events in binlog order and returns
+the records they make. It tracks where the current transaction began (its GTID event, or
+its ``BEGIN`` without GTIDs) and how many rows events and rows of it were delivered, which
+is what each record's offset says (``offsets``). After a restart the reader starts again
+at the transaction's start, and ``resume`` says what to skip there.
+
+Row images carry no column names (unless ``binlog_row_metadata=FULL``) and no character
+sets or ENUM/SET members: before a rows event is decoded, its table map is given the
+names, character sets and members of the table as the schema catalog knows it at that
+point of the binlog (so rows after an ALTER are read with the new schema).
+
+DDL (``QueryEvent`` other than ``BEGIN``/``COMMIT``) goes to ``on_ddl``, which updates the
+catalog and the schema history and returns the schema change records.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from connect.api import ConnectException, SourceRecord
+from connectors.jdbc.mysql.config import GtidFilter
+from connectors.jdbc.mysql.events import EventBuilder, Position, TableModel
+from connectors.jdbc.mysql.offsets import BinlogPosition, stream_offset
+from connectors.jdbc.mysql.values import binlog_charset
+
+if TYPE_CHECKING:
+    from connectors.jdbc.mysql.schema import MySqlTable
+
+__all__ = ["ChangeStream", "GtidSet"]
+
+log = logging.getLogger(__name__)
+
+_MARIADB_STANDALONE = 0x01  # a GTID event's flag: no BEGIN/COMMIT follows (DDL)
+
+
+class GtidSet:
+    """The GTIDs executed so far, in the text MySQL (``uuid:1-n``) or MariaDB
+    (``domain-server-seq`` per domain) uses."""
+
+    def __init__(self, text: str | None) -> None:
+        self.mariadb: dict[str, str] = {}
+        self.mysql: dict[str, str] = {}
+        for part in (text or "").replace("\n", "").split(","):
+            part = part.strip()
+            if not part:
+                continue
+            if ":" in part:
+                uuid, _, rest = part.partition(":")
+                self.mysql[uuid] = rest
+            else:
+                self.mariadb[part.split("-", 1)[0]] = part
+
+    def add(self, gtid: str) -> None:
+        if ":" in gtid:
+            uuid, _, gno = gtid.rpartition(":")
+            self.mysql[uuid] = f"1-{gno}"
+        else:
+            self.mariadb[gtid.split("-", 1)[0]] = gtid
+
+    def text(self) -> str | None:
+        parts = [f"{u}:{r}" for u, r in self.mysql.items()] + list(self.mariadb.values())
+        return ",".join(parts) or None
+
+
+class ChangeStream:
+    def __init__(
+        self,
+        events: EventBuilder,
+        model_of: Callable[[str, str], tuple[MySqlTable, TableModel] | None],
+        on_ddl: Callable[[str | None, str, Position, dict[str, Any]], list[SourceRecord]],
+        gtid_filter: GtidFilter,
+        start: BinlogPosition,
+        tombstones: bool,
+    ) -> None:
+        self.events = events
+        self.model_of = model_of
+        self.on_ddl = on_ddl
+        self.gtid_filter = gtid_filter
+        self.tombstones = tombstones
+        self.file = start.file
+        self.next_pos = start.pos  # where the next event starts
+        self.gtids = GtidSet(start.gtids)
+        self.server_id = 0
+        self.resume: BinlogPosition | None = start if (start.event or start.row) else None
+        self.in_transaction = False
+        self.tx_file = start.file
+        self.tx_pos = start.pos
+        self.tx_gtid: str | None = None
+        self.tx_gtids_before: str | None = start.gtids
+        self.tx_thread: int | None = None
+        self.tx_captured = True
+        self.tx_standalone = False
+        self.rows_events = 0  # rows events of this transaction read so far
+
+    # -- positions ----------------------------------------------------------------------------------
+
+    def boundary(self) -> BinlogPosition:
+        """Where to restart reading without losing or repeating anything delivered: the
+        current transaction's start, skipping what was delivered of it."""
+        resume = self.resume
+        if (
+            resume is not None
+            and (self.tx_file, self.tx_pos) == (resume.file, resume.pos)
+            and self.rows_events <= resume.event
+        ):
+            return resume
+        if self.in_transaction:
+            return BinlogPosition(self.tx_file, self.tx_pos, self.rows_events, 0, self.tx_gtids_before)
+        return BinlogPosition(self.file, self.next_pos, 0, 0, self.gtids.text())
+
+    def idle_offset(self, ts_sec: int) -> dict[str, Any]:
+        return stream_offset(self.file, self.next_pos, self.gtids.text(), 0, 0, ts_sec, self.server_id)
+
+    # -- events -------------------------------------------------------------------------------------
+
+    def handle(self, event: Any) -> list[SourceRecord]:
+        """The records of one binlog event (most make none)."""
+        kind = type(event).__name__
+        start = self.next_pos
+        log_pos = getattr(getattr(event, "packet", None), "log_pos", 0)
+        if kind == "RotateEvent":
+            self.file = event.next_binlog
+            self.next_pos = event.position
+            return []
+        if log_pos:
+            self.next_pos = log_pos
+        server_id = getattr(getattr(event, "packet", None), "server_id", None)
+        if server_id:
+            self.server_id = server_id
+        if kind in ("WriteRowsEvent", "UpdateRowsEvent", "DeleteRowsEvent"):
+            if not self.in_transaction:
+                self._begin(start, None)
+            records = self._rows(kind, event, self.rows_events)
+            self.rows_events += 1  # only once its records are made: a failure reads it again
+            return records
+        if kind in ("MariadbGtidEvent", "GtidEvent"):
+            self._begin(start, event.gtid)
+            if kind == "MariadbGtidEvent" and event.flags & _MARIADB_STANDALONE:
+                self.tx_standalone = True
+            return []
+        if kind == "XidEvent":
+            self._commit()
+            return []
+        if kind == "QueryEvent":
+            query = event.query.strip()
+            upper = query[:8].upper()
+            if upper.startswith("BEGIN"):
+                if not self.in_transaction:
+                    self._begin(start, None)
+                self.tx_thread = event.slave_proxy_id
+                return []
+            if upper.startswith("COMMIT"):
+                self._commit()
+                return []
+            if upper.startswith(("SAVEPOINT", "ROLLBACK", "XA ")):
+                return []
+            schema = event.schema.decode() if isinstance(event.schema, bytes) else event.schema
+            gtid = self.tx_gtid
+            self._commit()  # DDL commits implicitly; its offset is the position after it
+            position = Position(
+                event.timestamp * 1000, "false", self.server_id, gtid, self.file, self.next_pos, 0
+            )
+            offset = self.idle_offset(event.timestamp)
+            return self.on_ddl(schema or None, query, position, offset)
+        return []
+
+    def _begin(self, start: int, gtid: str | None) -> None:
+        self.in_transaction = True
+        self.tx_file = self.file
+        self.tx_pos = start
+        self.tx_gtid = gtid
+        self.tx_gtids_before = self.gtids.text()
+        self.tx_thread = None
+        self.tx_captured = self.gtid_filter.accepts(gtid)
+        self.tx_standalone = False
+        self.rows_events = 0
+
+    def _commit(self) -> None:
+        if self.tx_gtid is not None:
+            self.gtids.add(self.tx_gtid)
+        self.in_transaction = False
+        self.tx_gtid = None
+        self.resume = None  # it pointed into the first transaction read, which is over
+
+    # -- rows -------------------------------------------------------------------------------------
+
+    def _rows(self, kind: str, event: Any, index: int) -> list[SourceRecord]:
+        skip_rows = 0
+        resume = self.resume
+        if resume is not None and (self.tx_file, self.tx_pos) == (resume.file, resume.pos):
+            if index < resume.event:
+                return []
+            if index == resume.event:
+                skip_rows = resume.row
+        if not self.tx_captured:
+            return []
+        schema, table = getattr(event, "schema", None), getattr(event, "table", None)
+        if schema is None or table is None:
+            return []
+        found = self.model_of(schema, table)
+        if found is None:
+            return []
+        mysql_table, model = found
+        self._prepare(event, mysql_table)
+        rows = event.rows
+        ts_ms = event.timestamp * 1000
+        ts_sec = event.timestamp
+        events, tombstones = self.events, self.tombstones
+        gtids = self.tx_gtids_before
+        file, pos, server_id, gtid = self.tx_file, self.tx_pos, self.server_id, self.tx_gtid
+        out: list[SourceRecord] = []
+        for k in range(skip_rows, len(rows)):
+            row = rows[k]
+            position = Position(ts_ms, "false", server_id, gtid, file, pos, k)
+            offset = stream_offset(file, pos, gtids, index, k + 1, ts_sec, server_id)
+            if kind == "WriteRowsEvent":
+                values = model.binlog_values(row["values"], row.get("none_sources"))
+                out.append(
+                    events.change(model, "c", model.key(values), None, model.value(values), position, offset)
+                )
+            elif kind == "DeleteRowsEvent":
+                values = model.binlog_values(row["values"], row.get("none_sources"))
+                key = model.key(values)
+                before_offset = stream_offset(file, pos, gtids, index, k, ts_sec, server_id)
+                out.append(events.change(model, "d", key, model.value(values), None, position, before_offset))
+                if tombstones:
+                    out.append(events.tombstone(model, key, offset))
+            else:
+                before = model.binlog_values(row["before_values"], row.get("before_none_sources"))
+                after = model.binlog_values(row["after_values"], row.get("after_none_sources"))
+                old_key, new_key = model.key(before), model.key(after)
+                if old_key == new_key:
+                    out.append(
+                        events.change(
+                            model, "u", new_key, model.value(before), model.value(after), position, offset
+                        )
+                    )
+                else:
+                    # A primary key change: a delete (and tombstone) of the old key, a create of the new.
+                    first = stream_offset(file, pos, gtids, index, k, ts_sec, server_id)
+                    out.append(events.change(model, "d", old_key, model.value(before), None, position, first))
+                    if tombstones:
+                        out.append(events.tombstone(model, old_key, first))
+                    out.append(events.change(model, "c", new_key, None, model.value(after), position, offset))
+        return out
+
+    def _prepare(self, event: Any, table: MySqlTable) -> None:
+        """Give the table map the catalog's names, character sets and ENUM/SET members."""
+        table_map = event.table_map[event.table_id]
+        if getattr(table_map, "sluiceway_table", None) is table:
+            return
+        columns = table_map.columns
+        if len(columns) != len(table.columns):
+            raise ConnectException(
+                f"the binlog has {len(columns)} columns for table {table.id} at {self.file}:{self.tx_pos}, "
+                f"but its schema (from the schema history) has {len(table.columns)}: the schema history does "
+                "not match the binlog; set snapshot.mode=recovery (no DDL since) or when_needed and restart"
+            )
+        for binlog_column, column in zip(columns, table.columns, strict=True):
+            binlog_column.name = column.name
+            charset = binlog_charset(column, table.default_charset)
+            if charset is not None:
+                binlog_column.character_set_name = charset
+            if column.type_name == "ENUM":
+                binlog_column.enum_values = ["", *column.enum_values]
+            elif column.type_name == "SET":
+                binlog_column.set_values = list(column.enum_values)
+        table_map.sluiceway_table = table
