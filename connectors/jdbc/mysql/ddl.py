@@ -1,21 +1,24 @@
 """MySQL/MariaDB DDL statements applied to a ``SchemaCatalog``, the way Debezium replays the binlog.
 
-One binlog QueryEvent holds one statement as the client sent it (a snapshot feeds the
+One binlog QueryEvent holds one statement as the client sent it (the snapshot feeds the
 ``SHOW CREATE TABLE`` text), possibly with comments and MySQL's ``/*!NNNNN ... */``
-executable comments, whose content the server runs and so must be read. Statements are
-told apart by sqlglot (``sqlglot.parse(sql, read="mysql")``); what sqlglot models well
-(DROP TABLE, TRUNCATE, CREATE/DROP DATABASE, USE, the name and options of CREATE TABLE,
-CREATE TABLE ... LIKE) is taken from its tree. Column definitions are read from sqlglot's
-tokens (see ``ddl_columns``), and so are the pieces where sqlglot falls back to a
-``Command`` or misreads MySQL (RENAME TABLE, most ALTER TABLE forms): see ``ddl_alter``.
+executable comments, whose content the server runs and so must be read.
+
+sqlglot (its MySQL dialect) tokenizes: quoting, escapes, comments and statement boundaries
+are its job. Its parser (``sqlglot.parse(sql, read=...)``) is used where it models MySQL
+faithfully: DROP TABLE. It is not used for CREATE TABLE, ALTER TABLE and RENAME TABLE,
+because it rejects or falls back to a ``Command`` for valid MySQL text the connector meets
+(see ``ddl_create`` and ``ddl_alter``, which read those statements from the tokens) and
+renames column types (see ``ddl_columns``).
 
 Statements that change no table (BEGIN, GRANT, SET, CREATE USER, FLUSH, CREATE INDEX,
-views, routines, triggers, temporary tables...) yield nothing; table DDL that cannot be
-read raises ``DdlError`` naming the statement.
+TRUNCATE, views, routines, triggers, temporary tables...) yield nothing; table DDL that cannot
+be read raises ``DdlError`` naming the statement.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from typing import Final
 
@@ -24,8 +27,9 @@ from sqlglot import Token, TokenType, exp
 from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import SqlglotError
 
-from connectors.jdbc.mysql.ddl_columns import read_column
-from connectors.jdbc.mysql.schema import DdlError, MySqlColumn, MySqlTable, SchemaCatalog, TableChange
+from connectors.jdbc.mysql.ddl_alter import alter_table, rename_tables
+from connectors.jdbc.mysql.ddl_create import create_table
+from connectors.jdbc.mysql.schema import DdlError, SchemaCatalog, TableChange
 
 __all__ = ["apply_ddl", "strip_executable_comments", "tokenize"]
 
@@ -42,10 +46,37 @@ _DIALECT: Final = _MySql()
 
 
 def tokenize(sql: str) -> list[Token]:
+    """sqlglot's tokens of ``sql``, one per word: sqlglot joins some keyword pairs into one
+    token ("PRIMARY KEY", "DOUBLE PRECISION"), which the token readers take word by word."""
     try:
-        return list(_DIALECT.tokenize(sql))
+        tokens = _DIALECT.tokenize(sql)
+        if tokens and tokens[0].token_type in _COMMANDS:
+            # sqlglot keeps the text after a "command" word (RENAME, ...) as one string
+            # token; the readers need its words.
+            rest = tokens[0].end + 1
+            tokens = [tokens[0]] + [
+                Token(t.token_type, t.text, t.line, t.col, t.start + rest, t.end + rest, t.comments)
+                for t in _DIALECT.tokenize(sql[rest:])
+            ]
     except SqlglotError as exc:
         raise DdlError(f"cannot read DDL {sql!r}: {exc}") from exc
+    out: list[Token] = []
+    for token in tokens:
+        if " " not in token.text or token.token_type in _QUOTED:
+            out.append(token)
+            continue
+        for word in re.finditer(r"\S+", sql[token.start : token.end + 1]):
+            start = token.start + word.start()
+            out.append(
+                Token(
+                    TokenType.VAR, word.group(), token.line, token.col, start, start + len(word.group()) - 1
+                )
+            )
+    return out
+
+
+_COMMANDS: Final = frozenset(_MySql.Tokenizer.COMMANDS)
+_QUOTED: Final = frozenset({TokenType.STRING, TokenType.IDENTIFIER, TokenType.NATIONAL_STRING})
 
 
 def strip_executable_comments(sql: str) -> str:
@@ -143,7 +174,7 @@ def apply_ddl(catalog: SchemaCatalog, ddl: str, default_database: str | None) ->
         tokens = tokenize(statement)
         if not tokens:
             continue
-        words = _words(tokens, 3)
+        words = _words(tokens, 4)
         if words[0] == "USE" and len(tokens) > 1:
             database = tokens[1].text
             continue
@@ -164,19 +195,15 @@ class _Statement:
 
     def apply(self, words: list[str]) -> list[TableChange]:
         first = words[0]
-        if first == "CREATE" and "TABLE" in words[1:3] and "TEMPORARY" not in words:
-            return self.create_table()
+        if first == "CREATE" and "TABLE" in words[1:4] and "TEMPORARY" not in words:
+            return create_table(self.catalog, self.sql, self.tokens, self.database)
         if first in ("CREATE", "DROP", "ALTER") and words[1] in ("DATABASE", "SCHEMA"):
             return self.database_statement(first)
-        if first == "DROP" and words[1] in ("TABLE", "TABLES"):
+        if first == "DROP" and words[1] in ("TABLE", "TABLES"):  # not DROP TEMPORARY TABLE
             return self.drop_tables()
-        if first == "ALTER" and "TABLE" in words[1:3]:
-            from connectors.jdbc.mysql.ddl_alter import alter_table
-
+        if first == "ALTER" and "TABLE" in words[1:4]:
             return alter_table(self.catalog, self.sql, self.tokens, self.database)
         if first == "RENAME" and words[1] in ("TABLE", "TABLES"):
-            from connectors.jdbc.mysql.ddl_alter import rename_tables
-
             return rename_tables(self.catalog, self.sql, self.tokens, self.database)
         return []  # TRUNCATE, DML, account, session and routine statements change no table
 
@@ -195,68 +222,7 @@ class _Statement:
             raise self.error(f"table {table.name!r} has no database and no default database is in use")
         return database, table.name
 
-    def create_table(self) -> list[TableChange]:
-        tree = self.parse()
-        if not isinstance(tree, exp.Create):  # sqlglot's Command: text it could not model
-            raise self.error("cannot parse")
-        target = tree.this
-        schema = target if isinstance(target, exp.Schema) else None
-        table_node = target.this if isinstance(target, exp.Schema) else target
-        if not isinstance(table_node, exp.Table):
-            raise self.error("no table name")
-        database, name = self.qualify(table_node)
-        existing = self.catalog.table(database, name)
-        if existing is not None and tree.args.get("exists"):
-            return []  # IF NOT EXISTS on an existing table changes nothing
-        properties = tree.args.get("properties")
-        like = properties.find(exp.LikeProperty) if properties is not None else None
-        if like is None and schema is not None:
-            like = schema.find(exp.LikeProperty)
-        if like is not None:
-            source = self.catalog.table(*self.qualify(like.this))
-            if source is None:
-                return []  # a table the catalog does not hold (not captured): nothing to copy
-            table = MySqlTable(
-                database, name, source.columns, source.primary_key, source.default_charset, source.comment
-            )
-        else:
-            if schema is None:
-                raise self.error("CREATE TABLE without columns")
-            table = self.table_from_schema(database, name, schema, properties)
-        self.catalog.put(table)
-        return [TableChange("CREATE", table.id, table)]
-
-    def table_from_schema(
-        self, database: str, name: str, schema: exp.Schema, properties: exp.Expression | None
-    ) -> MySqlTable:
-        starts = {token.start: index for index, token in enumerate(self.tokens)}
-        columns: list[MySqlColumn] = []
-        primary_key: list[str] = []
-        for element in schema.expressions:
-            if isinstance(element, exp.ColumnDef):
-                start = element.this.meta.get("start", -1)
-                index = starts.get(start, starts.get(start - 1))  # a quoted name's token starts at its quote
-                if index is None:
-                    raise self.error(f"cannot locate column {element.name!r}")
-                definition = read_column(self.tokens, index, self.sql, len(columns) + 1)
-                columns.append(definition.column)
-                if definition.primary_key:
-                    primary_key = [definition.column.name]
-            elif isinstance(element, exp.Identifier | exp.Column):
-                raise self.error(f"column {element.name!r} has no type")
-            else:
-                key = element if isinstance(element, exp.PrimaryKey) else element.find(exp.PrimaryKey)
-                if key is not None:
-                    primary_key = [_key_part(part) for part in key.expressions]
-        charset, comment = _table_options(properties)
-        if charset is None:
-            charset = self.catalog.database_charset(database)
-        table = MySqlTable(database, name, tuple(columns), tuple(primary_key), charset, comment)
-        return with_primary_key(table, tuple(primary_key))
-
     def drop_tables(self) -> list[TableChange]:
-        if "TEMPORARY" in _words(self.tokens, 3):
-            return []
         tree = self.parse()
         if not isinstance(tree, exp.Drop):
             raise self.error("not a DROP TABLE")
@@ -295,41 +261,3 @@ def _charset_option(upper: list[str], words: list[str]) -> str | None:
         if word == "COLLATE":
             return words[i + 1].lower().split("_", 1)[0]
     return None
-
-
-def _key_part(part: exp.Expression) -> str:
-    if isinstance(part, exp.ColumnPrefix | exp.Ordered):
-        return _key_part(part.this)
-    return part.name
-
-
-def _table_options(properties: exp.Expression | None) -> tuple[str | None, str | None]:
-    charset: str | None = None
-    collation: str | None = None
-    comment: str | None = None
-    for prop in properties.expressions if properties is not None else []:
-        if isinstance(prop, exp.CharacterSetProperty):
-            charset = prop.name.lower()
-        elif isinstance(prop, exp.CollateProperty):
-            collation = prop.name.lower()
-        elif isinstance(prop, exp.SchemaCommentProperty):
-            comment = prop.this.name if isinstance(prop.this, exp.Literal) else prop.this.sql()
-    if charset is None and collation is not None:
-        charset = collation.split("_", 1)[0]
-    return charset, comment
-
-
-def with_primary_key(table: MySqlTable, key: tuple[str, ...]) -> MySqlTable:
-    """``table`` keyed by ``key``, whose columns become NOT NULL as MySQL makes them; key
-    names take the columns' spelling."""
-    wanted = {k.lower() for k in key}
-    columns = [
-        c
-        if c.name.lower() not in wanted or not c.optional
-        else MySqlColumn(**{**c.__dict__, "optional": False})
-        for c in table.columns
-    ]
-    spelled = tuple((table.column(k) or MySqlColumn(k, "", 0)).name for k in key)
-    return MySqlTable(
-        table.database, table.name, tuple(columns), spelled, table.default_charset, table.comment
-    )

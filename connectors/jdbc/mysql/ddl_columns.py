@@ -19,7 +19,7 @@ from sqlglot import Token, TokenType
 
 from connectors.jdbc.mysql.schema import DdlError, MySqlColumn
 
-__all__ = ["JDBC_TYPES", "ColumnDefinition", "read_column", "type_words"]
+__all__ = ["JDBC_TYPES", "ColumnDefinition", "TokenReader", "read_column", "read_key_columns", "type_words"]
 
 # java.sql.Types codes, as Debezium's MySQL DDL parser assigns them to each base type.
 _BIT, _TINYINT, _SMALLINT, _INTEGER, _BIGINT = -7, -6, 5, 4, -5
@@ -122,7 +122,9 @@ class ColumnDefinition:
     end: int  # index of the first token after the definition
 
 
-class _Reader:
+class TokenReader:
+    """A cursor over one statement's sqlglot tokens, with the statement's text for errors."""
+
     def __init__(self, tokens: Sequence[Token], index: int, sql: str) -> None:
         self.tokens = tokens
         self.i = index
@@ -172,7 +174,29 @@ class _Reader:
 
     def name(self) -> str:
         token = self.take()
+        if token.token_type in (TokenType.COMMA, TokenType.L_PAREN, TokenType.R_PAREN, TokenType.SEMICOLON):
+            raise DdlError(f"expected a name at offset {token.start}, found {token.text!r} in {self.sql!r}")
         return token.text
+
+    def qualified_name(self) -> tuple[str | None, str]:
+        """``name`` or ``db.name``: (database or None, name)."""
+        first = self.name()
+        if self.is_at(TokenType.DOT):
+            self.take()
+            return first, self.name()
+        return None, first
+
+    def is_at(self, token_type: TokenType) -> bool:
+        token = self.peek()
+        return token is not None and token.token_type == token_type
+
+    def skip_item(self) -> None:
+        """Skip to the comma or closing parenthesis that ends the current list item."""
+        while not self.at_end():
+            if self.is_at(TokenType.L_PAREN):
+                self.skip_group()
+            else:
+                self.take()
 
     def text(self, first: int, last: int) -> str:
         """The statement's original text of tokens first..last (inclusive)."""
@@ -201,7 +225,7 @@ def type_words(words: Sequence[str | None]) -> tuple[str, int]:
 
 def read_column(tokens: Sequence[Token], index: int, sql: str, position: int) -> ColumnDefinition:
     """Read the column definition whose name is ``tokens[index]``."""
-    r = _Reader(tokens, index, sql)
+    r = TokenReader(tokens, index, sql)
     name = r.name()
     first = r.word()
     if first is None:
@@ -221,7 +245,7 @@ def read_column(tokens: Sequence[Token], index: int, sql: str, position: int) ->
     length: int | None = None
     scale: int | None = None
     enum_values: tuple[str, ...] = ()
-    if r.peek() is not None and r.peek().token_type == TokenType.L_PAREN:  # type: ignore[union-attr]
+    if r.is_at(TokenType.L_PAREN):
         inner_first, inner_last = r.skip_group()
         params = [
             tokens[k] for k in range(inner_first, inner_last) if tokens[k].token_type != TokenType.COMMA
@@ -288,13 +312,10 @@ def read_column(tokens: Sequence[Token], index: int, sql: str, position: int) ->
         elif r.accept("CHECK"):
             r.skip_group()
         elif r.accept("REFERENCES"):
-            r.take()
-            if r.peek() is not None and r.peek().token_type == TokenType.DOT:  # type: ignore[union-attr]
-                r.take()
-                r.take()
-        elif r.accept("FIRST") or r.accept("AFTER"):
+            r.qualified_name()
+        elif r.word() in ("FIRST", "AFTER"):
             break  # ALTER TABLE's column position; the statement reader takes it
-        elif r.peek() is not None and r.peek().token_type == TokenType.L_PAREN:  # type: ignore[union-attr]
+        elif r.is_at(TokenType.L_PAREN):
             r.skip_group()
         else:
             r.take()  # VIRTUAL, STORED, STORAGE DISK, COLUMN_FORMAT FIXED, SRID n, ...: no bearing
@@ -302,6 +323,10 @@ def read_column(tokens: Sequence[Token], index: int, sql: str, position: int) ->
         charset = collation.split("_", 1)[0]
     if type_name == "BOOLEAN":
         length = None
+    if default is None and optional and not generated and not auto_increment:
+        # MySQL gives a nullable column without DEFAULT an explicit DEFAULT NULL (and MariaDB
+        # prints it for every type), so the model is the same from either DDL.
+        default = "NULL"
     column = MySqlColumn(
         name=name,
         type_name=type_name,
@@ -325,6 +350,30 @@ def read_column(tokens: Sequence[Token], index: int, sql: str, position: int) ->
     return ColumnDefinition(column, primary_key, r.i)
 
 
+def read_key_columns(r: TokenReader) -> list[str]:
+    """The column names of an index's ``[USING x] (key_part, ...)``; a key part may carry a
+    prefix length or an order (``name(10) DESC``)."""
+    while not r.is_at(TokenType.L_PAREN):
+        if r.at_end():
+            raise DdlError(f"key without columns in {r.sql.strip()!r}")
+        r.take()  # USING BTREE
+    first, last = r.skip_group()
+    names: list[str] = []
+    depth = 0
+    expect_name = True
+    for token in r.tokens[first:last]:
+        if token.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif token.token_type == TokenType.R_PAREN:
+            depth -= 1
+        elif token.token_type == TokenType.COMMA and depth == 0:
+            expect_name = True
+        elif expect_name and depth == 0:
+            names.append(token.text)
+            expect_name = False
+    return names
+
+
 def _int(token: Token, sql: str) -> int:
     try:
         return int(token.text)
@@ -334,13 +383,13 @@ def _int(token: Token, sql: str) -> int:
         ) from None
 
 
-def _equals(r: _Reader) -> None:
+def _equals(r: TokenReader) -> None:
     token = r.peek()
     if token is not None and token.token_type == TokenType.EQ:
         r.take()
 
 
-def _expression(r: _Reader) -> str:
+def _expression(r: TokenReader) -> str:
     """The original text of one DEFAULT / ON UPDATE expression."""
     first = r.i
     token = r.peek()

