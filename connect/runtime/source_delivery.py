@@ -299,6 +299,13 @@ class Transactional:
         self.notes_runs = boundary != "connector" and not self._commit_records
         self._open = False
         self._latest: dict[PartitionKey, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
+        # A source partition's first offset in a transaction is written as soon as its
+        # record is sent (``_write_early``): the source partitions seen in this transaction,
+        # the offsets topic partitions written so far, and what was written there (key ->
+        # value), which the commit need not write again.
+        self._seen: set[PartitionKey] = set()
+        self._early_partitions: set[int] = set()
+        self._early: dict[bytes, bytes | None] = {}
         # (record, [metadata]) of this transaction, for commit_record after the commit.
         self._sent: list[tuple[SourceRecord, list[RecordMetadata | None]]] = []
         self._producer: Producer | None = None
@@ -362,13 +369,51 @@ class Transactional:
         return done
 
     def note_run(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> None:
-        self._latest[partition_key(partition)] = (partition, offset)
+        key = partition_key(partition)
+        self._latest[key] = (partition, offset)
+        if key not in self._seen:
+            self._seen.add(key)
+            self._write_early(partition, offset)
 
     def sent(self, record: SourceRecord) -> bool | None:
         sp, so = record.source_partition, record.source_offset
         if sp is not None and so is not None:
-            self._latest[partition_key(sp)] = (sp, so)
+            self.note_run(sp, so)
         return self._boundary_after(record)
+
+    def _write_early(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> None:
+        """Write the offset of a source partition's first sent record of the transaction now,
+        when its offsets topic partition is not in the transaction yet.
+
+        librdkafka adds a partition to the transaction 1 ms after the first record for it
+        (then waits for AddPartitionsToTxn) and sends nothing to it before; written only at
+        the commit, the offsets record made every commit wait for that first. Written here,
+        the partition joins together with the records' own while they are still being
+        sent. The offset is of a record already sent, so the transaction holds nothing
+        ahead of its records at any time, and the commit writes the newest offset after it
+        (the later record of a key is the one that counts, read or compacted)."""
+        producer, setup = self._producer, self._setup
+        if not self._open or producer is None:
+            return
+        key = offset_key(setup.connector, partition)
+        target = key_partition(key, setup.offsets_partitions)
+        if target in self._early_partitions:
+            return
+        value = offset_value(offset)
+        try:
+            producer.produce(setup.offsets_topic, value, key, target)
+        except BufferError:
+            return  # only a head start: the commit writes it
+        except KafkaException as exc:
+            raise ConnectException(_commit_failure(self._name, exc.args[0])) from exc
+        self._early_partitions.add(target)
+        self._early[key] = value
+
+    def _new_transaction(self) -> None:
+        """Forget what the last transaction wrote early (committed or aborted)."""
+        self._seen = set()
+        self._early_partitions = set()
+        self._early = {}
 
     def dropped(self, record: SourceRecord) -> bool | None:
         if self._commit_records:
@@ -415,6 +460,8 @@ class Transactional:
             for partition, offset in offsets:
                 key, value = offset_key(setup.connector, partition), offset_value(offset)
                 written[key] = value
+                if key in self._early and self._early[key] == value:
+                    continue  # in the transaction already, written as its record went
                 producer.produce(
                     setup.offsets_topic, value, key, key_partition(key, setup.offsets_partitions)
                 )
@@ -425,6 +472,7 @@ class Transactional:
             raise ConnectException(f"{self._name}: the producer's queue is full of offsets") from exc
         self._open = False
         self._latest = {}
+        self._new_transaction()
         if setup.secondary is not None:
             try:
                 setup.secondary.set(written)
@@ -451,6 +499,7 @@ class Transactional:
                 f"{self._name}: could not abort the transaction: {exc.args[0].str()}"
             ) from exc
         self._open = False
+        self._new_transaction()  # what it wrote early is dropped with it
         self._sent = [(r, [None]) for r, _ in self._sent]  # dropped: no metadata
 
     def close(self, producer: Producer | None, failed: bool) -> None:

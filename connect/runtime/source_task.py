@@ -413,6 +413,8 @@ class WorkerSourceTask(WorkerTask):
                         if sp is not cur_partition:
                             self._flush_run(cur_partition, cur_offset)
                             cur_partition = sp
+                            if sent == 1:  # the batch's first offset noted at once, as in _send_plain
+                                self._flush_run(sp, so)
                         cur_offset = so
         finally:
             self._next, self._row = i, j
@@ -474,18 +476,25 @@ class WorkerSourceTask(WorkerTask):
         producer, values, stopping = self.producer, self._values, self._stopping
         produce = producer.produce
         k = 0
+        # The first record goes alone and its offset is noted at once (exactly once writes
+        # it then, so that the offsets partition joins the transaction early: see
+        # ``Transactional._write_early``); the rest in one loop, noted when it ends.
+        end = 1
         try:
             while k < n:
                 first = k
                 try:
                     if headers:
                         # Positional: a keyword costs confluent-kafka about 1 us a call.
-                        for k in range(first, n):  # on a full queue, k is the record to retry
+                        for k in range(first, end):  # on a full queue, k is the record to retry
                             produce(topic, values[k], keys[k], -1, None, None, 0, headers)
                     else:
-                        for k in range(first, n):
+                        for k in range(first, end):
                             produce(topic, values[k], keys[k])
-                    k = n
+                    k = end
+                    if end < n:
+                        self._flush_run(partition, offsets[0])
+                        end = n
                 except BufferError:
                     # The producer's queue is full: serve callbacks and try this record again.
                     producer.poll(0.05)
