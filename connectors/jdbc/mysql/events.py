@@ -253,6 +253,60 @@ class EventBuilder:
             self.partition, offset, model.topic, None, model.key_schema, key, model.envelope_schema, envelope
         )
 
+    def row_emitter(
+        self, model: TableModel, ts_ms: int, server_id: int, gtid: str | None, file: str, pos: int
+    ) -> Callable[[str, Struct | None, Struct | None, Struct | None, int, Mapping[str, Any]], SourceRecord]:
+        """What ``change`` does, for the rows of one binlog event: the source block's common
+        values and the processing time are taken once; ``emit(op, key, before, after, row,
+        offset)`` makes one record."""
+        table = model.table
+        template: list[Any] = [
+            self.version,
+            self.connector,
+            self.server,
+            ts_ms,
+            "false",
+            table.database,
+            None,
+            ts_ms * 1000,
+            ts_ms * 1_000_000,
+            table.name,
+            server_id,
+            gtid,
+            file,
+            pos,
+            0,
+            None,
+            None,
+        ]
+        now_us = self.clock_us()
+        now_ms, now_ns = now_us // 1000, now_us * 1000
+        envelope_schema, key_schema, topic, partition = (
+            model.envelope_schema,
+            model.key_schema,
+            model.topic,
+            self.partition,
+        )
+        unchecked = Struct.unchecked
+
+        def emit(
+            op: str,
+            key: Struct | None,
+            before: Struct | None,
+            after: Struct | None,
+            row: int,
+            offset: Mapping[str, Any],
+        ) -> SourceRecord:
+            source = template.copy()
+            source[14] = row
+            envelope = unchecked(
+                envelope_schema,
+                [before, after, unchecked(SOURCE_SCHEMA, source), None, op, now_ms, now_us, now_ns],
+            )
+            return SourceRecord(partition, offset, topic, None, key_schema, key, envelope_schema, envelope)
+
+        return emit
+
     def tombstone(self, model: TableModel, key: Struct | None, offset: Mapping[str, Any]) -> SourceRecord:
         return SourceRecord(self.partition, offset, model.topic, None, model.key_schema, key, None, None)
 

@@ -207,45 +207,48 @@ class ChangeStream:
         mysql_table, model = found
         self._prepare(event, mysql_table)
         rows = event.rows
-        ts_ms = event.timestamp * 1000
         ts_sec = event.timestamp
-        events, tombstones = self.events, self.tombstones
-        gtids = self.tx_gtids_before
-        file, pos, server_id, gtid = self.tx_file, self.tx_pos, self.server_id, self.tx_gtid
+        emit = self.events.row_emitter(
+            model, ts_sec * 1000, self.server_id, self.tx_gtid, self.tx_file, self.tx_pos
+        )
+        tombstone, tombstones = self.events.tombstone, self.tombstones
+        base = stream_offset(
+            self.tx_file, self.tx_pos, self.tx_gtids_before, index, 0, ts_sec, self.server_id
+        )
+        key_of, value_of, values_of = model.key, model.value, model.binlog_values
         out: list[SourceRecord] = []
+        append = out.append
         for k in range(skip_rows, len(rows)):
             row = rows[k]
-            position = Position(ts_ms, "false", server_id, gtid, file, pos, k)
-            offset = stream_offset(file, pos, gtids, index, k + 1, ts_sec, server_id)
+            offset = base.copy()
+            offset["row"] = k + 1
             if kind == "WriteRowsEvent":
-                values = model.binlog_values(row["values"], row.get("none_sources"))
-                out.append(
-                    events.change(model, "c", model.key(values), None, model.value(values), position, offset)
-                )
+                values = values_of(row["values"], row.get("none_sources"))
+                append(emit("c", key_of(values), None, value_of(values), k, offset))
             elif kind == "DeleteRowsEvent":
-                values = model.binlog_values(row["values"], row.get("none_sources"))
-                key = model.key(values)
-                before_offset = stream_offset(file, pos, gtids, index, k, ts_sec, server_id)
-                out.append(events.change(model, "d", key, model.value(values), None, position, before_offset))
+                values = values_of(row["values"], row.get("none_sources"))
+                key = key_of(values)
+                # The delete's offset does not cover its tombstone yet: a restart between them
+                # sends both again rather than losing the tombstone.
+                before_offset = base.copy()
+                before_offset["row"] = k
+                append(emit("d", key, value_of(values), None, k, before_offset))
                 if tombstones:
-                    out.append(events.tombstone(model, key, offset))
+                    append(tombstone(model, key, offset))
             else:
-                before = model.binlog_values(row["before_values"], row.get("before_none_sources"))
-                after = model.binlog_values(row["after_values"], row.get("after_none_sources"))
-                old_key, new_key = model.key(before), model.key(after)
+                before = values_of(row["before_values"], row.get("before_none_sources"))
+                after = values_of(row["after_values"], row.get("after_none_sources"))
+                old_key, new_key = key_of(before), key_of(after)
                 if old_key == new_key:
-                    out.append(
-                        events.change(
-                            model, "u", new_key, model.value(before), model.value(after), position, offset
-                        )
-                    )
+                    append(emit("u", new_key, value_of(before), value_of(after), k, offset))
                 else:
                     # A primary key change: a delete (and tombstone) of the old key, a create of the new.
-                    first = stream_offset(file, pos, gtids, index, k, ts_sec, server_id)
-                    out.append(events.change(model, "d", old_key, model.value(before), None, position, first))
+                    first = base.copy()
+                    first["row"] = k
+                    append(emit("d", old_key, value_of(before), None, k, first))
                     if tombstones:
-                        out.append(events.tombstone(model, old_key, first))
-                    out.append(events.change(model, "c", new_key, None, model.value(after), position, offset))
+                        append(tombstone(model, old_key, first))
+                    append(emit("c", new_key, None, value_of(after), k, offset))
         return out
 
     def _prepare(self, event: Any, table: MySqlTable) -> None:
@@ -262,6 +265,7 @@ class ChangeStream:
             )
         for binlog_column, column in zip(columns, table.columns, strict=True):
             binlog_column.name = column.name
+            binlog_column.unsigned = column.unsigned
             charset = binlog_charset(column, table.default_charset)
             if charset is not None:
                 binlog_column.character_set_name = charset

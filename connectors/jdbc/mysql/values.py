@@ -281,10 +281,11 @@ def _decimal(column: MySqlColumn, optional: bool, settings: ValueSettings) -> Co
     scale = column.scale if column.scale is not None else 0
     builder = DecimalType.builder(scale).parameter("connect.decimal.precision", str(precision))
     quantum = decimal.Decimal(1).scaleb(-scale)
+    context = decimal.Context(prec=100)
 
     def precise(value: Any) -> decimal.Decimal:
         d = value if isinstance(value, decimal.Decimal) else decimal.Decimal(str(value))
-        return d.quantize(quantum, context=decimal.Context(prec=100))
+        return d.quantize(quantum, context=context)
 
     return Conversion(_finish(builder, optional), precise)
 
