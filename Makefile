@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := kcat chromium
 
-.PHONY: help install system-deps demo test test-fast lint docs typecheck bench-broker bench-file bench-transforms bench-multicore bench-failover bench-jdbc bench-spark bench-spark-avro bench-elasticsearch bench-s3 bench-avro bench-transactions broker clean
+.PHONY: help install system-deps demo test test-fast lint docs typecheck bench-broker bench-file bench-transforms bench-multicore bench-failover bench-jdbc bench-spark bench-spark-avro bench-elasticsearch bench-s3 bench-avro bench-transactions bench-jdbc-sink bench-mysql-cdc broker clean
 
 help:
 	@echo "make demo          file and bank pipelines on the embedded broker, checked end to end (Ctrl-C stops it)"
@@ -19,6 +19,8 @@ help:
 	@echo "make bench-multicore  four CPU-bound tasks: one worker process against --processes 2 (prints the ratio)"
 	@echo "make bench-failover  kill -9 and scale-out of a distributed worker fleet (prints times and ratios)"
 	@echo "make bench-jdbc    JDBC query source and PostgreSQL CDC against raw loops (prints ratios, latency)"
+	@echo "make bench-jdbc-sink  JDBC sink upserts against raw SQLAlchemy executemany (PostgreSQL, SQLite; prints ratios)"
+	@echo "make bench-mysql-cdc  MySQL CDC from a MariaDB binlog against a raw python-mysql-replication loop (prints the ratio)"
 	@echo "make bench-spark   Spark sink against raw PySpark, Spark reader against a raw consumer (prints ratios)"
 	@echo "make bench-elasticsearch  Elasticsearch sink against the client's helpers.bulk (prints the ratio)"
 	@echo "make bench-s3      S3 sink against raw boto3 put_object of the same objects (prints the ratio)"
@@ -99,6 +101,12 @@ bench-failover: install
 
 bench-jdbc: install system-deps
 	$(BIN)/python benchmarks/jdbc_source.py
+
+bench-jdbc-sink: install system-deps
+	$(BIN)/python benchmarks/jdbc_sink.py
+
+bench-mysql-cdc: install system-deps
+	$(BIN)/python benchmarks/mysql_cdc.py
 
 bench-spark: install system-deps
 	$(BIN)/python benchmarks/spark_sink.py
