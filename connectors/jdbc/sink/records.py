@@ -17,7 +17,7 @@ import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from connect.api import DataException, Schema, SinkRecord, Struct, Type
 from connectors.jdbc.sink.config import KAFKA_PK_FIELDS, SinkSettings
@@ -30,8 +30,7 @@ class Action(enum.Enum):
     DELETE = "delete"
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(NamedTuple):
     """What one record asks: ``struct`` holds the row's fields (for a delete by
     ``record_value``, the old row's), None for a delete by the record's key."""
 
@@ -134,6 +133,13 @@ def _getter(indexes: Sequence[int]) -> Callable[[list[Any]], list[Any]]:
     return lambda values: list(get(values))
 
 
+def _values_of(schema: Schema) -> Callable[[Struct], list[Any]]:
+    """A struct's field values; defaults looked at only when the schema has some."""
+    if any(f.schema.default_value is not None for f in schema.fields):
+        return lambda struct: struct.values()
+    return lambda struct: struct.values(defaults=False)
+
+
 def plan_fields(
     settings: SinkSettings, topic: str, key_schema: Schema | None, value_schema: Schema | None
 ) -> FieldsPlan:
@@ -141,57 +147,61 @@ def plan_fields(
     DataException when the schemas cannot give the key ``pk.mode`` asks for."""
     mode = settings.pk_mode
     table = settings.table_for(topic)
-    fields = value_schema.fields if value_schema is not None and value_schema.type is Type.STRUCT else ()
-    key_names: list[str] = []
+    row = value_schema if value_schema is not None and value_schema.type is Type.STRUCT else None
+    fields = row.fields if row is not None else ()
     key_defs: list[ColumnDef] = []
-    key_part: Extract
-    if mode == "none":
-        key_part = _no_key
-    elif mode == "kafka":
+    key_indexes: list[int] = []  # record_value: key columns are value fields too
+    key_part: Extract | None = None  # the key columns' values, when not value fields
+    if mode == "kafka":
         names = settings.pk_fields or KAFKA_PK_FIELDS
         key_defs = [ColumnDef(n, s, True) for n, s in zip(names, _KAFKA_SCHEMAS, strict=True)]
         key_part = _kafka_coordinates
     elif mode == "record_key":
         key_defs, key_part = _record_key(settings, key_schema)
-    else:  # record_value
-        if not fields:
+    elif mode == "record_value":
+        if row is None:
             raise DataException("pk.mode=record_value needs a Struct value")
-        wanted = settings.pk_fields or tuple(f.name for f in fields)
-        indexes = []
-        for name in wanted:
-            f = value_schema.field(name) if value_schema is not None else None
+        for name in settings.pk_fields or tuple(f.name for f in fields):
+            f = row.field(name)
             if f is None:
                 raise DataException(f"the value has no primary key field {name!r} (pk.fields)")
-            indexes.append(f.index)
+            key_indexes.append(f.index)
             key_defs.append(ColumnDef(name, f.schema, True))
-        get = _getter(indexes)
-
-        def key_part(record: SinkRecord, struct: Struct | None) -> list[Any]:
-            if struct is None:
-                raise DataException("no value to take the primary key from")
-            return get(struct.values())
-
-    key_names = [c.name for c in key_defs]
-    taken = set(key_names)
+    taken = {c.name for c in key_defs}
     value_defs: list[ColumnDef] = []
-    indexes = []
+    indexes: list[int] = []
     for f in fields:
         if f.name in taken or not _selected(settings, topic, f.name):
             continue
         value_defs.append(ColumnDef(f.name, f.schema, False))
         indexes.append(f.index)
-    get_values = _getter(indexes)
-    key_of = key_part
+    values_of = _values_of(row) if row is not None else None
+    get_all = _getter(key_indexes + indexes)
+    get_keys = _getter(key_indexes)
 
-    def extract(record: SinkRecord, struct: Struct | None) -> list[Any]:
-        values = struct.values() if struct is not None else []
-        return key_of(record, struct) + get_values(values)
+    if key_part is None:
 
-    return FieldsPlan(table, tuple(key_defs), tuple(value_defs), extract, key_of)
+        def extract(record: SinkRecord, struct: Struct | None) -> list[Any]:
+            if struct is None or values_of is None:
+                raise DataException("no value to take the columns from")
+            return get_all(values_of(struct))
 
+        def extract_key(record: SinkRecord, struct: Struct | None) -> list[Any]:
+            if struct is None or values_of is None:
+                raise DataException("no value to take the primary key from")
+            return get_keys(values_of(struct))
 
-def _no_key(record: SinkRecord, struct: Struct | None) -> list[Any]:
-    return []
+        return FieldsPlan(table, tuple(key_defs), tuple(value_defs), extract, extract_key)
+
+    keys_of = key_part
+
+    def extract_with_key(record: SinkRecord, struct: Struct | None) -> list[Any]:
+        keys = keys_of(record, struct)
+        if struct is not None and values_of is not None:
+            keys += get_all(values_of(struct))
+        return keys
+
+    return FieldsPlan(table, tuple(key_defs), tuple(value_defs), extract_with_key, keys_of)
 
 
 def _kafka_coordinates(record: SinkRecord, struct: Struct | None) -> list[Any]:

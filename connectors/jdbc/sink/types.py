@@ -56,6 +56,7 @@ _EPOCH_DATE = dt.date(1970, 1, 1)
 _EPOCH = dt.datetime(1970, 1, 1)
 _MIDNIGHT = dt.datetime(1970, 1, 1)
 _KEY_STRING_LENGTH = 255
+_INTEGERS = frozenset({Type.INT8, Type.INT16, Type.INT32, Type.INT64})
 
 
 class UnsupportedType(ValueError):
@@ -142,9 +143,16 @@ def value_converter(schema: Schema, zone: dt.tzinfo) -> Converter | None:
 
 
 def _in_zone(zone: dt.tzinfo) -> Converter:
+    utc = zone is dt.UTC
+
     def convert(value: dt.datetime) -> dt.datetime:
-        if value.tzinfo is None:
+        tz = value.tzinfo
+        if tz is None:
+            if utc:
+                return value
             value = value.replace(tzinfo=dt.UTC)
+        elif utc and tz is dt.UTC:
+            return value.replace(tzinfo=None)  # what converters make: no arithmetic needed
         return value.astimezone(zone).replace(tzinfo=None)
 
     return convert
@@ -187,11 +195,14 @@ def _variable_decimal(value: Struct) -> decimal.Decimal:
     return decimal.Decimal(unscaled).scaleb(-scale)
 
 
-def fits_check(column: sa.Column[Any], dialect: str) -> Converter | None:
+def fits_check(column: sa.Column[Any], dialect: str, schema: Schema) -> Converter | None:
     """A check of bound values against an existing column's type, so that a value the
     column cannot take is refused naming the column (rather than by a driver error that
-    names neither row nor column). Returns the value unchanged, raises ValueError."""
+    names neither row nor column). Returns the value unchanged, raises ValueError. None
+    when values of ``schema`` always fit (integers into an integer column)."""
     t = column.type
+    if isinstance(t, sa.Integer) and schema.type in _INTEGERS and schema.name is None:
+        return None
     length = getattr(t, "length", None)
     if isinstance(t, sa.String) and length:
 

@@ -24,16 +24,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection, Engine
 
-from connect.api import ConnectException, DataException, Schema, SinkRecord, TopicPartition
+from connect.api import ConnectException, DataException, Schema, SinkRecord, Struct, TopicPartition
 from connectors.jdbc.sink.config import SinkSettings
-from connectors.jdbc.sink.records import Action, Change, FieldsPlan, change_of, plan_fields
+from connectors.jdbc.sink.records import Action, FieldsPlan, change_of, plan_fields
 from connectors.jdbc.sink.statements import delete_statement, param, write_statement
 from connectors.jdbc.sink.tables import TABLE_OPTIONS, Tables
 from connectors.jdbc.sink.types import Converter, compose, fits_check, value_converter
@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 DATA_ERRORS = (sa_exc.DataError, sa_exc.IntegrityError)
 
 Report = Callable[[SinkRecord, DataException], None]
+WRITE = Action.WRITE
 
 
 def where(record: SinkRecord) -> str:
@@ -61,25 +62,71 @@ class Bound:
     columns: tuple[str, ...]
     converters: tuple[tuple[int, Converter], ...]
     key_count: int
+    extract: Callable[[SinkRecord, Struct | None], list[Any]]
 
-    def params(self, record: SinkRecord, change: Change) -> dict[str, Any]:
-        if self.action is Action.DELETE:
-            values = self.plan.extract_key(record, change.struct)
-        else:
-            values = self.plan.extract(record, change.struct)
-        for i in range(self.key_count):
-            if values[i] is None:
-                raise DataException(
-                    f"record {where(record)}: primary key column {self.columns[i]} has no value"
-                )
-        for i, convert in self.converters:
+    #: The statement's parameters for a record and its row (``struct``, see ``Change``).
+    params: Callable[[SinkRecord, Struct | None], dict[str, Any]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.params = _params_function(self)
+
+
+def _params_function(bound: Bound) -> Callable[[SinkRecord, Struct | None], dict[str, Any]]:
+    # One closure per plan, over locals: this runs once per record, and attribute look-ups,
+    # loops over nothing and zip's strictness cost as much as the work itself.
+    extract, names, columns, converters = bound.extract, bound.names, bound.columns, bound.converters
+    key_count = bound.key_count
+
+    def refuse_null_key(record: SinkRecord, values: list[Any]) -> None:
+        column = columns[values.index(None)]
+        raise DataException(f"record {where(record)}: primary key column {column} has no value")
+
+    def convert_all(record: SinkRecord, values: list[Any]) -> None:
+        for i, convert in converters:
             value = values[i]
             if value is not None:
                 try:
                     values[i] = convert(value)
                 except (ValueError, TypeError, OverflowError, ArithmeticError) as exc:
-                    raise DataException(f"record {where(record)}: column {self.columns[i]}: {exc}") from None
-        return dict(zip(self.names, values, strict=True))
+                    raise DataException(f"record {where(record)}: column {columns[i]}: {exc}") from None
+
+    if key_count == 1 and len(converters) == 1:
+        ((at, convert),) = converters
+
+        def params(record: SinkRecord, struct: Struct | None) -> dict[str, Any]:
+            values = extract(record, struct)
+            if values[0] is None:
+                refuse_null_key(record, values)
+            value = values[at]
+            if value is not None:
+                try:
+                    values[at] = convert(value)
+                except (ValueError, TypeError, OverflowError, ArithmeticError):
+                    convert_all(record, values)  # raises, naming the column
+            return dict(zip(names, values, strict=False))  # as long by construction
+
+    else:
+
+        def params(record: SinkRecord, struct: Struct | None) -> dict[str, Any]:
+            values = extract(record, struct)
+            if key_count and None in values[:key_count]:
+                refuse_null_key(record, values)
+            if converters:
+                convert_all(record, values)
+            return dict(zip(names, values, strict=False))  # as long by construction
+
+    return params
+
+
+class Run:
+    """Consecutive records of one kind (one statement), and their parameters."""
+
+    __slots__ = ("bound", "params", "records")
+
+    def __init__(self, bound: Bound | None) -> None:
+        self.bound = bound
+        self.records: list[SinkRecord] = []
+        self.params: list[dict[str, Any]] = []
 
 
 class Writer:
@@ -95,6 +142,7 @@ class Writer:
         self._written: dict[TopicPartition, int] = {}
         self._offsets: sa.Table | None = None
         self._offsets_upsert: sa.Executable | None = None
+        self._last: tuple[Schema | None, Schema | None, Action, str, Bound] | None = None
 
     # -- exactly once: the offsets table ---------------------------------------------------
 
@@ -152,17 +200,32 @@ class Writer:
 
     # -- plans -------------------------------------------------------------------------
 
-    def _bind(self, record: SinkRecord, change: Change) -> Bound:
-        struct = change.struct
+    def _bind(self, record: SinkRecord, action: Action, struct: Struct | None) -> Bound | None:
         row_schema = struct.schema if struct is not None else None
-        cache_key = (record.topic, record.key_schema, row_schema, change.action)
+        last = self._last
+        # Records of a batch mostly share one kind: compared by identity before hashing schemas.
+        if (
+            last is not None
+            and last[0] is row_schema
+            and last[1] is record.key_schema
+            and last[2] is action
+            and last[3] == record.topic
+        ):
+            return last[4]
+        cache_key = (record.topic, record.key_schema, row_schema, action)
         bound = self._bound.get(cache_key)
+        if bound is not None:
+            self._last = (row_schema, record.key_schema, action, record.topic, bound)
         if bound is None:
             plan = plan_fields(self.settings, record.topic, record.key_schema, row_schema)
-            bound = self._bound[cache_key] = self._make_bound(plan, change.action)
+            made = self._make_bound(plan, action)
+            if made is None:
+                return None  # a delete from a table not created yet: nothing to delete
+            bound = self._bound[cache_key] = made
+            self._last = (row_schema, record.key_schema, action, record.topic, bound)
         return bound
 
-    def _make_bound(self, plan: FieldsPlan, action: Action) -> Bound:
+    def _make_bound(self, plan: FieldsPlan, action: Action) -> Bound | None:
         columns = plan.key_columns if action is Action.DELETE else plan.columns
         if action is Action.DELETE and not plan.key_columns:
             raise DataException("deletes need primary key columns")
@@ -170,7 +233,7 @@ class Writer:
             if action is Action.DELETE:
                 table = self.tables.find(connection, plan.table)
                 if table is None:
-                    raise DataException(f"table {plan.table} does not exist: nothing to delete")
+                    return None
             else:
                 table = self.tables.ensure(connection, plan.table, columns)
         real = []
@@ -183,7 +246,7 @@ class Writer:
             real.append(column.name)
             try:
                 convert = compose(
-                    value_converter(c.schema, self.settings.zone), fits_check(column, self.dialect)
+                    value_converter(c.schema, self.settings.zone), fits_check(column, self.dialect, c.schema)
                 )
             except ValueError as exc:
                 raise DataException(f"column {c.name}: {exc}") from None
@@ -207,6 +270,7 @@ class Writer:
             tuple(c.name for c in columns),
             tuple(converters),
             len(plan.key_columns),
+            plan.extract_key if action is Action.DELETE else plan.extract,
         )
 
     def forget_tables(self) -> None:
@@ -214,6 +278,7 @@ class Writer:
         changed behind the sink's back)."""
         self.tables.forget()
         self._bound.clear()
+        self._last = None
 
     # -- writing -------------------------------------------------------------------------
 
@@ -222,41 +287,56 @@ class Writer:
         (SQLAlchemy's), for the task to retry."""
         settings = self.settings
         written = self._written
-        if settings.exactly_once:
+        debezium = settings.debezium
+        exactly_once = settings.exactly_once
+        if exactly_once:
             self._offsets_table()  # created in a transaction of its own, before the batch's
-        runs: list[tuple[Bound, list[tuple[SinkRecord, dict[str, Any]]]]] = []
+        runs: list[Run] = []
         ends: dict[TopicPartition, int] = {}
-        last: Bound | None = None
-        rows: list[tuple[SinkRecord, dict[str, Any]]] = []
+        run = Run(None)
+        bind, bad = self._bind, self._bad
         for record in records:
-            tp = record.topic_partition
-            if settings.exactly_once:
+            if exactly_once:
+                tp = record.topic_partition
                 if record.kafka_offset < written.get(tp, -1):
                     continue  # committed with its row already: a redelivery
                 ends[tp] = record.kafka_offset + 1
+            struct: Struct | None
             try:
-                change = change_of(record, settings)
-                if change is None:
+                value = record.value
+                if value.__class__ is Struct and not debezium:
+                    action, struct = WRITE, value  # the common case, without change_of's questions
+                else:
+                    change = change_of(record, settings)
+                    if change is None:
+                        continue
+                    action, struct = change
+                bound = bind(record, action, struct)
+                if bound is None:
                     continue
-                bound = self._bind(record, change)
-                params = bound.params(record, change)
+                params = bound.params(record, struct)
             except DataException as exc:
-                self._bad(record, exc)
+                bad(record, exc)
                 continue
-            if bound is not last:
-                rows = []
-                runs.append((bound, rows))
-                last = bound
-            rows.append((record, params))
+            if bound is not run.bound:
+                run = Run(bound)
+                runs.append(run)
+            run.records.append(record)
+            run.params.append(params)
         if not runs and not ends:
             return
+        size = settings.batch_size
         try:
             with self.engine.begin() as connection:
-                for bound, run in runs:
-                    for start in range(0, len(run), settings.batch_size):
-                        chunk = run[start : start + settings.batch_size]
-                        connection.execute(bound.statement, [params for _, params in chunk])
-                if settings.exactly_once:
+                for run in runs:
+                    assert run.bound is not None
+                    statement, rows = run.bound.statement, run.params
+                    if len(rows) <= size:
+                        connection.execute(statement, rows)
+                    else:
+                        for start in range(0, len(rows), size):
+                            connection.execute(statement, rows[start : start + size])
+                if exactly_once:
                     self._write_offsets(connection, ends)
         except DATA_ERRORS as exc:
             log.warning(
@@ -265,14 +345,12 @@ class Writer:
             self._one_by_one(runs, ends)
         written.update(ends)
 
-    def _one_by_one(
-        self,
-        runs: Sequence[tuple[Bound, Sequence[tuple[SinkRecord, dict[str, Any]]]]],
-        ends: Mapping[TopicPartition, int],
-    ) -> None:
+    def _one_by_one(self, runs: Sequence[Run], ends: Mapping[TopicPartition, int]) -> None:
         exactly_once = self.settings.exactly_once
-        for bound, run in runs:
-            for record, params in run:
+        for run in runs:
+            bound = run.bound
+            assert bound is not None
+            for record, params in zip(run.records, run.params, strict=True):
                 try:
                     with self.engine.begin() as connection:
                         connection.execute(bound.statement, params)

@@ -195,6 +195,7 @@ def test_tombstones_delete_by_key_in_order(target: Target) -> None:
     )
     assert target.rows("orders") == [(2, "back", 1), (3, "a", 1)]
     w.write(numbered([rec(9, tombstone=True)]))  # deleting what is not there is fine
+    w.write([rec(1, tombstone=True, topic="never_written")])  # nor is deleting from no table
     assert target.reports == []
 
 
