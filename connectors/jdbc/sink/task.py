@@ -11,7 +11,9 @@ and the driver's message. A successful ``put`` restores the retries.
 With ``exactly.once.enabled`` the task reads the offsets the database holds for the
 partitions it is given (``open``) and rewinds its consumer to them
 (``SinkTaskContext.offset``), so a restarted task resumes exactly after the last batch
-committed with its rows, whatever Kafka's own committed offsets say.
+committed with its rows, whatever Kafka's own committed offsets say. Should the database
+be away then, ``put`` reads them first, under the retry policy; the writer skips records
+the database already holds either way.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class JdbcSinkTask(SinkTask):
         self.database: Database | None = None
         self.writer: Writer | None = None
         self.retries_left = 0
+        self._unread: set[TopicPartition] = set()  # assigned, stored offsets not read yet
 
     def version(self) -> str:
         return VERSION
@@ -76,25 +79,38 @@ class JdbcSinkTask(SinkTask):
     def open(self, partitions: Collection[TopicPartition]) -> None:
         if not self.settings.exactly_once or self.writer is None or not partitions:
             return
+        self._unread |= set(partitions)
         try:
-            stored = self.writer.stored_offsets(partitions)
+            self._resume()
         except sa_exc.SQLAlchemyError as exc:
-            raise ConnectException(
-                f"cannot read the stored offsets from {self.settings.shown_url}: {_message(exc)}"
-            ) from exc
+            # Not fatal here: put() reads them again under the retry policy, and skips the
+            # records the database holds meanwhile.
+            log.warning(
+                "cannot read the stored offsets from %s yet: %s", self.settings.shown_url, _message(exc)
+            )
+
+    def _resume(self) -> None:
+        """Rewind the partitions just assigned to the offsets the database holds."""
+        if not self._unread or self.writer is None:
+            return
+        stored = self.writer.stored_offsets(self._unread)
+        self._unread = set()
         if stored:
             log.info("resuming from the offsets stored in the database: %s", stored)
             self.context.offset(stored)
 
     def close(self, partitions: Collection[TopicPartition]) -> None:
+        self._unread -= set(partitions)
         if self.writer is not None:
             self.writer.forget(partitions)
 
     def put(self, records: SinkRecordBatch) -> None:
-        if not records or self.writer is None:
+        if self.writer is None or not (records or self._unread):
             return
         try:
-            self.writer.write(records)
+            self._resume()
+            if records:
+                self.writer.write(records)
         except sa_exc.SQLAlchemyError as exc:
             self.writer.forget_tables()
             if self.retries_left <= 0:
