@@ -271,7 +271,7 @@ def alter_table(
             r.take()
         elif r.peek() is not None and not r.is_at(TokenType.SEMICOLON):
             r.take()  # a stray ')' or a partition clause following the actions
-    altered = alter.result(db)
+    altered = alter.result(database or db)  # an unqualified new name goes to the default database
     if (altered.database, altered.name) != (table.database, table.name):
         catalog.remove(table.database, table.name)
         catalog.put(altered)
