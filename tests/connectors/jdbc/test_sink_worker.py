@@ -292,3 +292,39 @@ def test_a_database_that_is_down_fails_the_task_after_the_retries_with_the_passw
     assert "after 2 retries" in trace and "postgresql+psycopg://app:***@127.0.0.1" in trace
     assert "s3cret" not in trace
     connect.request("DELETE", f"/connectors/{name}")
+
+
+def test_a_database_restart_is_ridden_out_by_the_retries(
+    connect: EmbeddedConnect, caplog: pytest.LogCaptureFixture
+) -> None:
+    topic, name = unique("orders"), unique("jdbc-restart")
+    with PostgresServer() as pg:  # its own server: stopping the session's would disturb other tests
+        pg.execute("CREATE DATABASE shop")
+        connect.create_connector(
+            name,
+            {
+                "connector.class": CONFLUENT,
+                "topics": topic,
+                "connection.url": f"jdbc:postgresql://127.0.0.1:{pg.port}/shop?user=postgres",
+                "insert.mode": "upsert",
+                "pk.mode": "record_key",
+                "auto.create": "true",
+                "max.retries": "100",
+                "retry.backoff.ms": "100",
+                "exactly.once.enabled": "true",
+                "key.converter": JSON,
+                "value.converter": JSON,
+            },
+        )
+        connect.produce(topic, [(key(1), order(1, "tea", 1))])
+        connect.wait_for(lambda: committed(connect, name) == 1, 60, "the first record committed")
+        pg.stop()
+        with caplog.at_level("WARNING", logger="connectors.jdbc.sink.task"):
+            connect.produce(topic, [(key(2), order(2, "coffee", 2)), (key(1), order(1, "tea", 3))])
+            connect.wait_for(lambda: "retries left" in caplog.text, 60, "a failed write retried")
+            pg.start()
+            connect.wait_for(lambda: committed(connect, name) == 3, 60, "all three records committed")
+        got = rows(pg.url("shop"), f'SELECT id, product, quantity FROM "{topic}" ORDER BY id')
+        assert got == [(1, "tea", 3), (2, "coffee", 2)]
+        assert connect.status(name)["tasks"][0]["state"] == "RUNNING"
+        connect.request("DELETE", f"/connectors/{name}")
