@@ -3,7 +3,8 @@
 1. pick the captured tables (``SHOW DATABASES``, ``SHOW FULL TABLES``, the filters);
 2. lock: ``FLUSH TABLES WITH READ LOCK`` (``snapshot.locking.mode`` minimal or extended);
    where the global read lock is refused (no RELOAD, or a managed server), ``LOCK TABLES
-   ... READ`` of the captured tables, held to the end; ``none``: no lock;
+   ... READ`` of the tables, held to the end instead of a transaction (starting one would
+   release them); ``none``: no lock;
 3. ``START TRANSACTION WITH CONSISTENT SNAPSHOT`` at REPEATABLE READ;
 4. read the binlog position (and GTIDs) the snapshot corresponds to;
 5. ``SHOW CREATE TABLE`` of each table, for the schema catalog and history;
@@ -119,16 +120,18 @@ def begin_snapshot(
                 if not exc.args or exc.args[0] not in (1227, 1142, 1045):
                     raise
                 log.warning(
-                    "the global read lock is not allowed (%s); locking the %d captured tables instead",
+                    "the global read lock is not allowed (%s); locking the %d tables instead, until "
+                    "the snapshot is read",
                     exc.args[-1],
-                    len(captured),
+                    len(schemas),
                 )
-                if captured:
-                    cur.execute(
-                        "LOCK TABLES " + ", ".join(f"{quote(d)}.{quote(t)} READ" for d, t in captured)
-                    )
+                if schemas:
+                    cur.execute("LOCK TABLES " + ", ".join(f"{quote(d)}.{quote(t)} READ" for d, t in schemas))
                     held = True
-        cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        if global_lock or not held:
+            # (Starting a transaction would release table locks: with those, the locks alone
+            # keep the tables still while the snapshot reads them.)
+            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
         file, pos, gtids = current_position(conn, info, config)
         ddl: list[tuple[str, str, str]] = []
         for db, table in schemas:
