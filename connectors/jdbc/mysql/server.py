@@ -40,7 +40,7 @@ def connection_settings(config: MySqlCdcConfig) -> dict[str, Any]:
         "host": config.hostname,
         "port": config.port,
         "user": config.user,
-        "passwd": password,
+        "password": password,
         "connect_timeout": max(1, config.connect_timeout_ms // 1000),
     }
 
