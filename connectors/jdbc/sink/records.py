@@ -241,8 +241,3 @@ def _record_key(settings: SinkSettings, key_schema: Schema | None) -> tuple[list
         return [record.key]
 
     return [ColumnDef(settings.pk_fields[0], key_schema, True)], primitive
-
-
-def row_schema(record: SinkRecord, change: Change) -> Schema | None:
-    """The schema of the row a change writes or deletes by."""
-    return change.struct.schema if change.struct is not None else None
