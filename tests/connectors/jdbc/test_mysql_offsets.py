@@ -136,3 +136,42 @@ def test_config_keys_aliases_and_checks() -> None:
     assert gtid.accepts("0-1-17") and not gtid.accepts("0-2-3") and gtid.accepts(None)
     mysql = MySqlCdcConfig.parse({**BASE, "gtid.source.excludes": "aaa.*"}).gtid_filter()
     assert not mysql.accepts("aaa-1:5") and mysql.accepts("bbb:5")
+
+
+def test_server_errors_become_retries_or_failures_that_say_what_to_do() -> None:
+    import pymysql
+
+    from connect.api import RetriableException
+    from connectors.jdbc.mysql.faults import BinlogPurged, FatalDatabaseError, translate
+
+    config = MySqlCdcConfig.parse(BASE)
+    gone = translate(pymysql.err.OperationalError(2003, "Can't connect to MySQL server"), "streaming", config)
+    assert isinstance(gone, RetriableException) and "db:3306" in str(gone)
+    lost = translate(pymysql.err.OperationalError(2013, "Lost connection"), "reading the binlog", config)
+    assert isinstance(lost, RetriableException)
+    denied = translate(
+        pymysql.err.OperationalError(1227, "Access denied; you need the REPLICATION SLAVE privilege"),
+        "x",
+        config,
+    )
+    assert (
+        isinstance(denied, FatalDatabaseError)
+        and "GRANT" in str(denied)
+        and "REPLICATION SLAVE" in str(denied)
+    )
+    login = translate(pymysql.err.OperationalError(1045, "Access denied for user 'u'"), "x", config)
+    assert "database.password" in str(login)
+    purged = translate(
+        pymysql.err.OperationalError(1236, "Could not find first log file name in binary log index file"),
+        "x",
+        config,
+    )
+    assert isinstance(purged, BinlogPurged) and "when_needed" in str(purged)
+    twin = translate(
+        pymysql.err.OperationalError(
+            1236, "A slave with the same server_uuid/server_id as this slave has connected"
+        ),
+        "x",
+        config,
+    )
+    assert "database.server.id=5400" in str(twin)
