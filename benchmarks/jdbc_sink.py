@@ -10,12 +10,13 @@ process. The table ``bench_rows`` (id bigint primary key) exists in a throwaway 
 ``--databases``, in a SQLite file; it is emptied before every run.
 
 - sink: Confluent's JdbcSinkConnector (``insert.mode=upsert``, ``pk.mode=record_key``,
-  ``batch.size`` = ``--batch``, defaults otherwise) in a standalone worker process consumes
-  the topic into the table. A warm-up connector has run first (imports, engine); each round
-  is a new connector, so a new consumer group that reads the topic from the start. Its time
-  is steady state: from the first rows in the table to all of them (what was written in
-  between, scaled to all rows), so the task's start and group join are left out; the time
-  from creating the connector is printed too.
+  ``batch.size`` and ``consumer.override.max.poll.records`` = ``--batch``, defaults
+  otherwise) in a standalone worker process consumes the topic into the table. A warm-up
+  connector has run first (imports, engine); each round is a new connector, so a new
+  consumer group that reads the topic from the start. Its time is steady state: from the
+  first rows in the table to all of them (what was written in between, scaled to all rows),
+  so the task's start and group join are left out; the time from creating the connector is
+  printed too.
 - raw: what a Python user would write: the same rows, decoded beforehand, upserted with
   SQLAlchemy (``conn.execute(text(INSERT ... ON CONFLICT (id) DO UPDATE ...), rows)``,
   an ``executemany``) in transactions of ``--batch`` rows, into the same table.
@@ -165,6 +166,9 @@ def sink_config(target: Target, topic: str, batch: int) -> dict[str, str]:
         "pk.fields": "id",
         "table.name.format": TABLE,
         "batch.size": str(batch),
+        # A put() holds at most max.poll.records (500) records, and the sink writes each in one
+        # transaction; batch.size rows a transaction need polls as big (Confluent's advice too).
+        "consumer.override.max.poll.records": str(batch),
         "key.converter": "org.apache.kafka.connect.json.JsonConverter",
         "value.converter": "org.apache.kafka.connect.json.JsonConverter",
     }
