@@ -152,7 +152,7 @@ def raw(server: MariaDBServer, bootstrap: str, r: int, rows: int) -> float:
     # It warns on every start that binlog_row_metadata is not FULL: the loop reads by position.
     logging.getLogger("pymysqlreplication").setLevel(logging.ERROR)
     stream = BinLogStreamReader(
-        connection_settings={"host": "127.0.0.1", "port": server.port, "user": "root", "passwd": ""},
+        connection_settings={"host": "127.0.0.1", "port": server.port, "user": "root", "password": ""},
         server_id=9400 + r,
         blocking=True,
         resume_stream=True,
