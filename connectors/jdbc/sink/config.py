@@ -71,7 +71,14 @@ class SinkSettings:
         return self.url.url.render_as_string(hide_password=True)
 
     def table_for(self, topic: str) -> str:
-        return self.table_format.replace("${topic}", topic)
+        """The table of ``topic``: Debezium's sink replaces the topic's dots by underscores
+        (``shop.inventory.orders`` → ``shop_inventory_orders``), Confluent's does not."""
+        return self.table_format.replace("${topic}", topic.replace(".", "_") if self.debezium else topic)
+
+    @property
+    def source_placeholders(self) -> bool:
+        """Whether table names take fields of Debezium's ``source`` (``${source.table}``)."""
+        return self.debezium and "${source." in self.table_format
 
 
 def _db(level: Literal["HIGH", "MEDIUM", "LOW"], **kw: Any) -> dict[str, Any]:

@@ -14,6 +14,7 @@ function pulling a record's values in that order.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
@@ -140,13 +141,41 @@ def _values_of(schema: Schema) -> Callable[[Struct], list[Any]]:
     return lambda struct: struct.values(defaults=False)
 
 
+_SOURCE_PLACEHOLDER = re.compile(r"\$\{source\.([^}]*)\}")
+
+
+def table_of(record: SinkRecord, settings: SinkSettings) -> str:
+    """The table of ``record``, with Debezium's ``${source.<field>}`` placeholders filled
+    from its change event's ``source`` (``settings.source_placeholders``)."""
+    name = settings.table_for(record.topic)
+    value = record.value
+    source = value.get("source") if isinstance(value, Struct) and is_envelope(value.schema) else None
+    if not isinstance(source, Struct):
+        raise DataException(
+            f"the table name format {settings.table_format} needs the 'source' of a Debezium change event"
+        )
+
+    def field(match: re.Match[str]) -> str:
+        found = source.schema.field(match.group(1))
+        if found is None:
+            raise DataException(f"the change event's source has no field {match.group(1)!r}")
+        return str(source.get(match.group(1)))
+
+    return _SOURCE_PLACEHOLDER.sub(field, name)
+
+
 def plan_fields(
-    settings: SinkSettings, topic: str, key_schema: Schema | None, value_schema: Schema | None
+    settings: SinkSettings,
+    topic: str,
+    key_schema: Schema | None,
+    value_schema: Schema | None,
+    table: str | None = None,
 ) -> FieldsPlan:
-    """The columns of records of ``topic`` with these key and value (row) schemas. Raises
-    DataException when the schemas cannot give the key ``pk.mode`` asks for."""
+    """The columns of records of ``topic`` with these key and value (row) schemas, written
+    to ``table`` (default: the topic's). Raises DataException when the schemas cannot give
+    the key ``pk.mode`` asks for."""
     mode = settings.pk_mode
-    table = settings.table_for(topic)
+    table = table if table is not None else settings.table_for(topic)
     row = value_schema if value_schema is not None and value_schema.type is Type.STRUCT else None
     fields = row.fields if row is not None else ()
     key_defs: list[ColumnDef] = []

@@ -33,7 +33,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from connect.api import ConnectException, DataException, Schema, SinkRecord, Struct, TopicPartition
 from connectors.jdbc.sink.config import SinkSettings
-from connectors.jdbc.sink.records import Action, FieldsPlan, change_of, plan_fields
+from connectors.jdbc.sink.records import Action, FieldsPlan, change_of, plan_fields, table_of
 from connectors.jdbc.sink.statements import delete_statement, param, write_statement
 from connectors.jdbc.sink.tables import TABLE_OPTIONS, Tables
 from connectors.jdbc.sink.types import Converter, compose, fits_check, value_converter
@@ -202,6 +202,8 @@ class Writer:
 
     def _bind(self, record: SinkRecord, action: Action, struct: Struct | None) -> Bound | None:
         row_schema = struct.schema if struct is not None else None
+        if self.settings.source_placeholders:
+            return self._bind_by_source(record, action, row_schema)
         last = self._last
         # Records of a batch mostly share one kind: compared by identity before hashing schemas.
         if (
@@ -223,6 +225,18 @@ class Writer:
                 return None  # a delete from a table not created yet: nothing to delete
             bound = self._bound[cache_key] = made
             self._last = (row_schema, record.key_schema, action, record.topic, bound)
+        return bound
+
+    def _bind_by_source(self, record: SinkRecord, action: Action, row_schema: Schema | None) -> Bound | None:
+        # Tables named by the change event's source: the name is part of the plan's key.
+        table = table_of(record, self.settings)
+        cache_key = (f"{record.topic}\0{table}", record.key_schema, row_schema, action)
+        bound = self._bound.get(cache_key)
+        if bound is None:
+            plan = plan_fields(self.settings, record.topic, record.key_schema, row_schema, table)
+            bound = self._make_bound(plan, action)
+            if bound is not None:
+                self._bound[cache_key] = bound
         return bound
 
     def _make_bound(self, plan: FieldsPlan, action: Action) -> Bound | None:

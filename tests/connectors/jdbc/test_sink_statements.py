@@ -303,6 +303,10 @@ def test_debezium_defaults_and_names() -> None:
     assert s.shown_url == "postgresql+psycopg://app:***@db:5432/shop"
     s = DebeziumSinkConfig.parse({**props, "collection.name.format": "new_${topic}"}).settings()
     assert s.table_for("t") == "new_t"
+    # Debezium's naming replaces the topic's dots; Confluent's keeps them.
+    assert s.table_for("shop.inventory.orders") == "new_shop_inventory_orders"
+    confluent = ConfluentSinkConfig.parse({"connection.url": "jdbc:sqlite::memory:"}).settings()
+    assert confluent.table_for("shop.inventory.orders") == "shop.inventory.orders"
     s = DebeziumSinkConfig.parse({**props, "schema.evolution": "basic"}).settings()
     assert s.auto_create and s.auto_evolve
 

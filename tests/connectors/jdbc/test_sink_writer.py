@@ -435,6 +435,21 @@ def test_debezium_change_events_and_mysql_types(target: Target) -> None:
     assert target.reports == []
 
 
+def test_debezium_tables_named_by_topic_or_source(target: Target) -> None:
+    by_topic = target.writer(debezium=True, schema_evolution="basic")
+    by_topic.write([change("c", 1, 0, after=mysql_row(1))])
+    assert [r[0] for r in target.rows("shop_inventory_orders")] == [1]
+    by_source = target.writer(
+        debezium=True, schema_evolution="basic", collection_name_format="${source.db}_copy"
+    )
+    by_source.write([change("c", 2, 1, after=mysql_row(2))])
+    assert [r[0] for r in target.rows("inventory_copy")] == [2]
+    flat = SinkRecord("shop.inventory.orders", 0, None, None, ROW, Struct(ROW).put("id", 3), kafka_offset=2)
+    by_source.write([flat])
+    [(record, error)] = target.reports
+    assert record is flat and "needs the 'source' of a Debezium change event" in str(error)
+
+
 def test_debezium_flat_records_and_deletes_by_value(target: Target) -> None:
     w = target.writer(
         debezium=True,
