@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Literal, Protocol
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -272,6 +273,12 @@ class Transactional:
     aborted transaction (a connector's request) drops its records; its offsets are still
     committed, in a transaction of their own, so the task does not read them again
     (Kafka's rule). A failed task's open transaction is aborted.
+
+    With a transaction per poll and nothing to do per record (``pipelined``) the runner
+    commits with ``start_commit``/``finish_commit``: ``commit_transaction`` waits on a
+    thread of its own while the task thread reads the next poll, and the next batch is sent
+    only once the commit succeeded. Send failures the producer reports meanwhile are handed
+    to the task thread when the commit is collected.
     """
 
     def __init__(
@@ -297,6 +304,15 @@ class Transactional:
         # Offsets and record callbacks follow each record where the connector draws the
         # boundaries or wants commit_record; otherwise the runner's fast paths note runs.
         self.notes_runs = boundary != "connector" and not self._commit_records
+        # A transaction per poll, nothing per record: the runner may commit in the background
+        # (``start_commit``) while the task thread reads the next poll.
+        self.pipelined = boundary == "poll" and self.notes_runs
+        self._committer: ThreadPoolExecutor | None = None
+        self._pending: Future[None] | None = None
+        self._to_collect: tuple[Offsets, dict[bytes, bytes | None]] | None = None
+        # Send failures the producer reported on the committer thread, for the task thread.
+        self._deferred: list[tuple[Any, Any]] = []
+        self._background = False
         self._open = False
         self._latest: dict[PartitionKey, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
         # A source partition's first offset in a transaction is written as soon as its
@@ -319,7 +335,10 @@ class Transactional:
     def _failed(self, err: KafkaError | None, msg: Any) -> None:
         # An abort purges what it drops: those records were meant to go, not a failure.
         if err is not None and err.code() not in _PURGED:
-            self._on_failure(err, msg)
+            if self._background:
+                self._deferred.append((err, msg))  # the error handling is the task thread's
+            else:
+                self._on_failure(err, msg)
 
     def start(self, producer: Producer) -> None:
         self._producer = producer
@@ -452,7 +471,14 @@ class Transactional:
     def commit(self, producer: Producer, flush_timeout_s: float) -> Offsets | None:
         if not self._open and not self._latest:
             return []
-        self.sending(producer)  # an aborted transaction's offsets go in a new one
+        offsets, written = self._write_offsets(producer)
+        self._end(producer)
+        return self._committed(offsets, written)
+
+    def _write_offsets(self, producer: Producer) -> tuple[Offsets, dict[bytes, bytes | None]]:
+        """The offsets of what was sent, written into the transaction (an aborted one's into a
+        new one); those offsets, and the records written (key -> value)."""
+        self.sending(producer)
         offsets = list(self._latest.values())
         setup = self._setup
         written: dict[bytes, bytes | None] = {}
@@ -465,14 +491,26 @@ class Transactional:
                 producer.produce(
                     setup.offsets_topic, value, key, key_partition(key, setup.offsets_partitions)
                 )
-            producer.commit_transaction(_TXN_CALL_TIMEOUT_S)
         except KafkaException as exc:
             raise ConnectException(_commit_failure(self._name, exc.args[0])) from exc
         except BufferError as exc:
             raise ConnectException(f"{self._name}: the producer's queue is full of offsets") from exc
+        return offsets, written
+
+    def _end(self, producer: Producer) -> None:
+        """Commit the transaction: the producer drains what was sent, then EndTxn."""
+        try:
+            producer.commit_transaction(_TXN_CALL_TIMEOUT_S)
+        except KafkaException as exc:
+            raise ConnectException(_commit_failure(self._name, exc.args[0])) from exc
+
+    def _committed(self, offsets: Offsets, written: dict[bytes, bytes | None]) -> Offsets:
+        """The transaction is committed: a new one next, the copy to the worker's offsets
+        topic, ``commit_record`` for each of its records."""
         self._open = False
         self._latest = {}
         self._new_transaction()
+        setup = self._setup
         if setup.secondary is not None:
             try:
                 setup.secondary.set(written)
@@ -487,6 +525,48 @@ class Transactional:
             except Exception:
                 log.exception("%s: commit_record() raised; continuing", self._name)
         return offsets
+
+    @property
+    def pending(self) -> bool:
+        """A commit ``start_commit`` began has not been collected by ``finish_commit``."""
+        return self._pending is not None
+
+    def start_commit(self, producer: Producer) -> None:
+        """``commit`` with its wait on a thread of its own; ``finish_commit`` collects it.
+
+        The offsets are written here; the committer thread runs ``commit_transaction``,
+        which waits for the broker (the records' drain, AddPartitionsToTxn, EndTxn) while
+        the caller polls, transforms and converts the next batch. Until ``finish_commit``
+        the caller touches neither the producer nor this object; the next batch is sent
+        once this transaction is committed, as before."""
+        assert self._pending is None and self.pipelined
+        pending: Future[None]
+        if not self._open and not self._latest:
+            self._to_collect = None
+            pending = Future()
+            pending.set_result(None)
+        else:
+            self._to_collect = self._write_offsets(producer)
+            if self._committer is None:
+                self._committer = ThreadPoolExecutor(1, thread_name_prefix=f"{self._name}-commit")
+            self._background = True
+            pending = self._committer.submit(self._end, producer)
+        self._pending = pending
+
+    def finish_commit(self) -> Offsets:
+        """Wait for the commit ``start_commit`` began: the offsets committed, or its error
+        (``ConnectException``)."""
+        pending, self._pending = self._pending, None
+        assert pending is not None
+        try:
+            pending.result()
+        finally:
+            self._background = False
+            deferred, self._deferred = self._deferred, []
+            for err, msg in deferred:
+                self._on_failure(err, msg)
+        collect, self._to_collect = self._to_collect, None
+        return [] if collect is None else self._committed(*collect)
 
     def _abort(self) -> None:
         if not self._open or self._producer is None:
@@ -503,6 +583,15 @@ class Transactional:
         self._sent = [(r, [None]) for r, _ in self._sent]  # dropped: no metadata
 
     def close(self, producer: Producer | None, failed: bool) -> None:
+        if self._pending is not None:
+            # A failed or cancelled task's last commit, still under way: let it end first.
+            try:
+                self.finish_commit()
+            except Exception as exc:
+                log.info("%s: the last commit failed while the task stopped: %s", self._name, exc)
+        if self._committer is not None:
+            self._committer.shutdown()
+            self._committer = None
         # What is still open was not committed (a failure, or a boundary the connector never
         # drew): abort it now rather than leave the partitions' last stable offset behind
         # until the transaction times out.

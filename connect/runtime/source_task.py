@@ -35,6 +35,7 @@ from connect.runtime.source_delivery import (
     BulkAcks,
     CommitPoint,
     DeliveryHooks,
+    Offsets,
     PerRecordAcks,
     Transactional,
     wants_per_record_acks,
@@ -140,6 +141,12 @@ class WorkerSourceTask(WorkerTask):
         else:
             self.delivery = BulkAcks(str(task_id), self._on_failed_delivery, offset_writer)
         self.producer_config = self.delivery.producer_config(producer_config)
+        # Exactly once with a transaction per poll: each commit runs in the background while
+        # the next poll is read, transformed and converted (``Transactional.start_commit``).
+        self._pipeline = (
+            self.delivery if isinstance(self.delivery, Transactional) and self.delivery.pipelined else None
+        )
+        self._commit_started = 0.0
         # Exactly once: the offsets topic the task's transactions write (the task may not).
         self.exactly_once = exactly_once is not None
         self._own_offsets_topic = exactly_once.offsets_topic if exactly_once is not None else None
@@ -177,6 +184,7 @@ class WorkerSourceTask(WorkerTask):
 
     def close(self) -> None:
         if self.producer is not None and not self._cancelled and not self.failed:
+            # (maybe_commit collects a commit still under way first.)
             try:
                 self.maybe_commit("stop")
             except Exception:
@@ -196,6 +204,7 @@ class WorkerSourceTask(WorkerTask):
         while not self.stopping:
             self.report_target_state()
             if self.paused:
+                self._finish_commit()
                 self.producer.poll(0)
                 self.maybe_commit("pause")
                 self.wait_while_paused(0.2)
@@ -205,6 +214,7 @@ class WorkerSourceTask(WorkerTask):
                 self._next = self._row = 0
                 self._out = self._transform(self._to_send) if self._to_send else None
                 self._keys, self._values = self._convert(self._out) if self._out is not None else ([], [])
+                self._finish_commit()  # the last poll's transaction, committed meanwhile
                 if not self._to_send:
                     self.producer.poll(0)
                     self._raise_producer_error()
@@ -596,9 +606,32 @@ class WorkerSourceTask(WorkerTask):
     # -- offsets ----------------------------------------------------------------------
 
     def maybe_commit(self, point: CommitPoint = "send") -> None:
+        self._finish_commit()
         elapsed = time.monotonic() - self._last_commit
         if self.delivery.commit_due(elapsed, self.flush_interval_s, point):
-            self.commit_offsets()
+            if point == "batch" and self._pipeline is not None:
+                assert self.producer is not None
+                self._last_commit = time.monotonic()
+                self._commit_started = time.perf_counter()
+                try:
+                    self._pipeline.start_commit(self.producer)
+                except ConnectException:
+                    self.metrics.commit(False, (time.perf_counter() - self._commit_started) * 1000)
+                    raise
+            else:
+                self.commit_offsets()
+
+    def _finish_commit(self) -> None:
+        """Collect the commit ``maybe_commit`` left running, if any, as ``commit_offsets``
+        would have (metrics, ``task.commit()`` on this thread)."""
+        if self._pipeline is None or not self._pipeline.pending:
+            return
+        try:
+            offsets = self._pipeline.finish_commit()
+        except ConnectException:
+            self.metrics.commit(False, (time.perf_counter() - self._commit_started) * 1000)
+            raise
+        self._committed(offsets, self._commit_started)
 
     def _commit_at_boundary(self, producer: Producer) -> None:
         """A boundary the connector drew inside a batch: commit, and go on in a new transaction."""
@@ -608,6 +641,7 @@ class WorkerSourceTask(WorkerTask):
     def commit_offsets(self) -> bool:
         """Commit the offsets of what was sent as the delivery semantics do: never ahead of
         what Kafka acknowledged (at least once), or in the records' transaction (exactly once)."""
+        self._finish_commit()
         self._last_commit = time.monotonic()
         started = time.perf_counter()
         assert self.producer is not None
@@ -616,6 +650,10 @@ class WorkerSourceTask(WorkerTask):
         except ConnectException:
             self.metrics.commit(False, (time.perf_counter() - started) * 1000)
             raise
+        return self._committed(offsets, started)
+
+    def _committed(self, offsets: Offsets | None, started: float) -> bool:
+        """What follows ``delivery.commit``: metrics, ``task.commit()``; whether it committed."""
         if self.exactly_once and offsets is not None:
             size = self.metrics.records_out - self._written_at_commit
             self._written_at_commit = self.metrics.records_out
