@@ -2,9 +2,9 @@
 transaction per ``put``.
 
 Per (topic, key schema, row schema, action) the writer works out once the columns
-(``records.plan_fields``), makes sure the table has them (``tables``), builds the
-statement (``statements``) and one converter per column (``types``); a record then costs
-pulling its values, converting the few that need it and a dict. Consecutive records of
+(``records.plan_fields``), makes sure the table has them (``tables``) and binds the plan to
+it (``binding``: the statement and one converter per column); a record then costs pulling
+its values, converting the few that need it and a dict or tuple. Consecutive records of
 the same kind form a run, written by one ``executemany`` per ``batch.size`` rows; order
 across runs is kept, so a delete after an insert of the same key stays after it.
 
@@ -24,22 +24,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
-from sqlalchemy.engine import Connection, Dialect, Engine
-from sqlalchemy.sql.compiler import SQLCompiler
-from sqlalchemy.sql.dml import Delete, Insert, Update
+from sqlalchemy.engine import Connection, Engine
 
-from connect.api import ConnectException, DataException, Schema, SinkRecord, Struct, TopicPartition
+from connect.api import DataException, Schema, SinkRecord, Struct, TopicPartition
+from connectors.jdbc.sink.binding import Bound, bind_table, execute, where
 from connectors.jdbc.sink.config import SinkSettings
 from connectors.jdbc.sink.records import Action, FieldsPlan, change_of, plan_fields, table_of
-from connectors.jdbc.sink.statements import delete_statement, param, write_statement
+from connectors.jdbc.sink.statements import param, write_statement
 from connectors.jdbc.sink.tables import TABLE_OPTIONS, Tables
-from connectors.jdbc.sink.types import Converter, compose, fits_check, value_converter
 
 log = logging.getLogger(__name__)
 
@@ -48,96 +44,6 @@ DATA_ERRORS = (sa_exc.DataError, sa_exc.IntegrityError)
 
 Report = Callable[[SinkRecord, DataException], None]
 WRITE = Action.WRITE
-
-
-def where(record: SinkRecord) -> str:
-    return f"{record.topic}-{record.kafka_partition}@{record.kafka_offset}"
-
-
-@dataclass(slots=True)
-class Bound:
-    """A plan bound to its table: the statement and how a record becomes its parameters."""
-
-    plan: FieldsPlan
-    action: Action
-    statement: sa.Executable
-    names: tuple[str, ...]
-    columns: tuple[str, ...]
-    converters: tuple[tuple[int, Converter], ...]
-    key_count: int
-    extract: Callable[[SinkRecord, Struct | None], list[Any]]
-    #: With a positional paramstyle (SQLite's qmark, PyMySQL's format): the statement as
-    #: SQLAlchemy compiled it, and where each of its parameters is in a row's values.
-    sql: str | None = None
-    order: tuple[int, ...] | None = None
-
-    #: The statement's parameters for a record and its row (``struct``, see ``Change``): a
-    #: dict, or a tuple in ``sql``'s order.
-    params: Callable[[SinkRecord, Struct | None], Any] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.params = _params_function(self)
-
-
-def _params_function(bound: Bound) -> Callable[[SinkRecord, Struct | None], Any]:
-    # One closure per plan, over locals: this runs once per record, and attribute look-ups,
-    # loops over nothing and zip's strictness cost as much as the work itself.
-    extract, names, columns, converters = bound.extract, bound.names, bound.columns, bound.converters
-    key_count = bound.key_count
-    order = bound.order
-    if order is not None:
-        shape: Callable[[list[Any]], Any] = tuple if order == tuple(range(len(names))) else _reorder(order)
-    else:
-
-        def shape(values: list[Any]) -> Any:
-            return dict(zip(names, values, strict=False))  # as long by construction
-
-    def refuse_null_key(record: SinkRecord, values: list[Any]) -> None:
-        column = columns[values.index(None)]
-        raise DataException(f"record {where(record)}: primary key column {column} has no value")
-
-    def convert_all(record: SinkRecord, values: list[Any]) -> None:
-        for i, convert in converters:
-            value = values[i]
-            if value is not None:
-                try:
-                    values[i] = convert(value)
-                except (ValueError, TypeError, OverflowError, ArithmeticError) as exc:
-                    raise DataException(f"record {where(record)}: column {columns[i]}: {exc}") from None
-
-    if key_count == 1 and len(converters) == 1:
-        ((at, convert),) = converters
-
-        def params(record: SinkRecord, struct: Struct | None) -> Any:
-            values = extract(record, struct)
-            if values[0] is None:
-                refuse_null_key(record, values)
-            value = values[at]
-            if value is not None:
-                try:
-                    values[at] = convert(value)
-                except (ValueError, TypeError, OverflowError, ArithmeticError):
-                    convert_all(record, values)  # raises, naming the column
-            return shape(values)
-
-    else:
-
-        def params(record: SinkRecord, struct: Struct | None) -> Any:
-            values = extract(record, struct)
-            if key_count and None in values[:key_count]:
-                refuse_null_key(record, values)
-            if converters:
-                convert_all(record, values)
-            return shape(values)
-
-    return params
-
-
-def _reorder(order: tuple[int, ...]) -> Callable[[list[Any]], tuple[Any, ...]]:
-    get = itemgetter(*order)
-    if len(order) == 1:
-        return lambda values: (get(values),)
-    return lambda values: tuple(get(values))
 
 
 class Run:
@@ -272,54 +178,7 @@ class Writer:
                     return None
             else:
                 table = self.tables.ensure(connection, plan.table, columns)
-        real = []
-        converters: list[tuple[int, Converter]] = []
-        for i, c in enumerate(columns):
-            name = self.tables.name(c.name)
-            column = table.c.get(name)
-            if column is None:
-                raise DataException(f"table {plan.table} has no column {c.name}")
-            real.append(column.name)
-            try:
-                convert = compose(
-                    value_converter(c.schema, self.settings.zone), fits_check(column, self.dialect, c.schema)
-                )
-            except ValueError as exc:
-                raise DataException(f"column {c.name}: {exc}") from None
-            if convert is not None:
-                converters.append((i, convert))
-        keys = real[: len(plan.key_columns)]
-        if action is Action.DELETE:
-            statement: Insert | Update | Delete = delete_statement(table, keys)
-        else:
-            try:
-                statement = write_statement(
-                    table, keys, real[len(plan.key_columns) :], self.settings.insert_mode, self.dialect
-                )
-            except ValueError as exc:
-                raise ConnectException(str(exc)) from None
-        sql, order = None, None
-        dialect = self.engine.dialect
-        if dialect.positional:
-            # SQLAlchemy compiles the statement and gives each column's bind processor; the
-            # rows then go to the driver as tuples, without SQLAlchemy's per-row dict work
-            # (half the time of a batch into SQLite).
-            compiled = statement.compile(dialect=dialect)
-            names = compiled.positiontup or []
-            sql, order = str(compiled), tuple(int(n[1:]) for n in names)
-            converters = _with_processors(converters, compiled, dialect, len(real))
-        return Bound(
-            plan,
-            action,
-            statement,
-            tuple(param(i) for i in range(len(real))),
-            tuple(c.name for c in columns),
-            tuple(converters),
-            len(plan.key_columns),
-            plan.extract_key if action is Action.DELETE else plan.extract,
-            sql,
-            order,
-        )
+        return bind_table(plan, action, table, self.tables, self.settings, self.engine.dialect)
 
     def forget_tables(self) -> None:
         """Reflect again on next use (after a database error that may come from a table
@@ -380,7 +239,7 @@ class Writer:
                     assert run.bound is not None
                     rows = run.params
                     for start in range(0, len(rows), size):
-                        _execute(
+                        execute(
                             connection, run.bound, rows if len(rows) <= size else rows[start : start + size]
                         )
                 if exactly_once:
@@ -400,7 +259,7 @@ class Writer:
             for record, params in zip(run.records, run.params, strict=True):
                 try:
                     with self.engine.begin() as connection:
-                        _execute(connection, bound, [params])
+                        execute(connection, bound, [params])
                         if exactly_once:
                             self._write_offsets(connection, {record.topic_partition: record.kafka_offset + 1})
                 except DATA_ERRORS as exc:
@@ -421,29 +280,6 @@ class Writer:
             error = DataException(f"record {where(record)}: {message}")
         log.warning("%s", error)
         self.report(record, error)
-
-
-def _execute(connection: Connection, bound: Bound, rows: list[Any]) -> None:
-    if bound.sql is not None:
-        connection.exec_driver_sql(bound.sql, rows)
-    else:
-        connection.execute(bound.statement, rows)
-
-
-def _with_processors(
-    converters: list[tuple[int, Converter]], compiled: SQLCompiler, dialect: Dialect, count: int
-) -> list[tuple[int, Converter]]:
-    """``converters`` followed by SQLAlchemy's bind processor of each parameter's type (what
-    ``connection.execute`` would apply), for rows sent to the driver directly."""
-    by_index = dict(converters)
-    for i in range(count):
-        bind = compiled.binds.get(param(i))
-        if bind is None:
-            continue
-        process = bind.type.dialect_impl(dialect).bind_processor(dialect)
-        if process is not None:
-            by_index[i] = compose(by_index.get(i), process)  # type: ignore[assignment]
-    return sorted(by_index.items())
 
 
 def _driver_message(exc: BaseException) -> str:

@@ -1,0 +1,200 @@
+"""A plan bound to its table: the statement a run of records executes, and the function that
+turns a record into its parameters, made once per (table, schemas).
+
+Parameters are pulled from a record (``FieldsPlan.extract``), checked (no null in a key
+column), converted by per-column converters (``types``) and shaped as the driver takes them:
+a dict by parameter name, or, with a positional paramstyle (SQLite), a tuple in the compiled
+statement's order, each column's SQLAlchemy bind processor joined to its converter, so rows
+go to the driver without SQLAlchemy's per-row work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.dml import Delete, Insert, Update
+
+from connect.api import ConnectException, DataException, SinkRecord, Struct
+from connectors.jdbc.sink.config import SinkSettings
+from connectors.jdbc.sink.records import Action, FieldsPlan
+from connectors.jdbc.sink.statements import delete_statement, param, write_statement
+from connectors.jdbc.sink.tables import Tables
+from connectors.jdbc.sink.types import Converter, compose, fits_check, value_converter
+
+
+def where(record: SinkRecord) -> str:
+    return f"{record.topic}-{record.kafka_partition}@{record.kafka_offset}"
+
+
+@dataclass(slots=True)
+class Bound:
+    """A plan bound to its table: the statement and how a record becomes its parameters."""
+
+    plan: FieldsPlan
+    action: Action
+    statement: sa.Executable
+    names: tuple[str, ...]
+    columns: tuple[str, ...]
+    converters: tuple[tuple[int, Converter], ...]
+    key_count: int
+    extract: Callable[[SinkRecord, Struct | None], list[Any]]
+    #: With a positional paramstyle (SQLite's qmark, PyMySQL's format): the statement as
+    #: SQLAlchemy compiled it, and where each of its parameters is in a row's values.
+    sql: str | None = None
+    order: tuple[int, ...] | None = None
+
+    #: The statement's parameters for a record and its row (``struct``, see ``Change``): a
+    #: dict, or a tuple in ``sql``'s order.
+    params: Callable[[SinkRecord, Struct | None], Any] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.params = _params_function(self)
+
+
+def _params_function(bound: Bound) -> Callable[[SinkRecord, Struct | None], Any]:
+    # One closure per plan, over locals: this runs once per record, and attribute look-ups,
+    # loops over nothing and zip's strictness cost as much as the work itself.
+    extract, names, columns, converters = bound.extract, bound.names, bound.columns, bound.converters
+    key_count = bound.key_count
+    order = bound.order
+    if order is not None:
+        shape: Callable[[list[Any]], Any] = tuple if order == tuple(range(len(names))) else _reorder(order)
+    else:
+
+        def shape(values: list[Any]) -> Any:
+            return dict(zip(names, values, strict=False))  # as long by construction
+
+    def refuse_null_key(record: SinkRecord, values: list[Any]) -> None:
+        column = columns[values.index(None)]
+        raise DataException(f"record {where(record)}: primary key column {column} has no value")
+
+    def convert_all(record: SinkRecord, values: list[Any]) -> None:
+        for i, convert in converters:
+            value = values[i]
+            if value is not None:
+                try:
+                    values[i] = convert(value)
+                except (ValueError, TypeError, OverflowError, ArithmeticError) as exc:
+                    raise DataException(f"record {where(record)}: column {columns[i]}: {exc}") from None
+
+    if key_count == 1 and len(converters) == 1:
+        ((at, convert),) = converters
+
+        def params(record: SinkRecord, struct: Struct | None) -> Any:
+            values = extract(record, struct)
+            if values[0] is None:
+                refuse_null_key(record, values)
+            value = values[at]
+            if value is not None:
+                try:
+                    values[at] = convert(value)
+                except (ValueError, TypeError, OverflowError, ArithmeticError):
+                    convert_all(record, values)  # raises, naming the column
+            return shape(values)
+
+    else:
+
+        def params(record: SinkRecord, struct: Struct | None) -> Any:
+            values = extract(record, struct)
+            if key_count and None in values[:key_count]:
+                refuse_null_key(record, values)
+            if converters:
+                convert_all(record, values)
+            return shape(values)
+
+    return params
+
+
+def _reorder(order: tuple[int, ...]) -> Callable[[list[Any]], tuple[Any, ...]]:
+    get = itemgetter(*order)
+    if len(order) == 1:
+        return lambda values: (get(values),)
+    return lambda values: tuple(get(values))
+
+
+def bind_table(
+    plan: FieldsPlan,
+    action: Action,
+    table: sa.Table,
+    tables: Tables,
+    settings: SinkSettings,
+    dialect: Dialect,
+) -> Bound:
+    """``plan``'s records as parameters of ``action``'s statement on ``table`` (reflected)."""
+    columns = plan.key_columns if action is Action.DELETE else plan.columns
+    real = []
+    converters: list[tuple[int, Converter]] = []
+    for i, c in enumerate(columns):
+        name = tables.name(c.name)
+        column = table.c.get(name)
+        if column is None:
+            raise DataException(f"table {plan.table} has no column {c.name}")
+        real.append(column.name)
+        try:
+            convert = compose(
+                value_converter(c.schema, settings.zone), fits_check(column, dialect.name, c.schema)
+            )
+        except ValueError as exc:
+            raise DataException(f"column {c.name}: {exc}") from None
+        if convert is not None:
+            converters.append((i, convert))
+    keys = real[: len(plan.key_columns)]
+    if action is Action.DELETE:
+        statement: Insert | Update | Delete = delete_statement(table, keys)
+    else:
+        try:
+            statement = write_statement(
+                table, keys, real[len(plan.key_columns) :], settings.insert_mode, dialect.name
+            )
+        except ValueError as exc:
+            raise ConnectException(str(exc)) from None
+    sql, order = None, None
+    if dialect.positional:
+        # SQLAlchemy compiles the statement and gives each column's bind processor; the
+        # rows then go to the driver as tuples, without SQLAlchemy's per-row dict work
+        # (half the time of a batch into SQLite).
+        compiled = statement.compile(dialect=dialect)
+        names = compiled.positiontup or []
+        sql, order = str(compiled), tuple(int(n[1:]) for n in names)
+        converters = _with_processors(converters, compiled, dialect, len(real))
+    return Bound(
+        plan,
+        action,
+        statement,
+        tuple(param(i) for i in range(len(real))),
+        tuple(c.name for c in columns),
+        tuple(converters),
+        len(plan.key_columns),
+        plan.extract_key if action is Action.DELETE else plan.extract,
+        sql,
+        order,
+    )
+
+
+def execute(connection: Connection, bound: Bound, rows: list[Any]) -> None:
+    if bound.sql is not None:
+        connection.exec_driver_sql(bound.sql, rows)
+    else:
+        connection.execute(bound.statement, rows)
+
+
+def _with_processors(
+    converters: list[tuple[int, Converter]], compiled: SQLCompiler, dialect: Dialect, count: int
+) -> list[tuple[int, Converter]]:
+    """``converters`` followed by SQLAlchemy's bind processor of each parameter's type (what
+    ``connection.execute`` would apply), for rows sent to the driver directly."""
+    by_index = dict(converters)
+    for i in range(count):
+        bind = compiled.binds.get(param(i))
+        if bind is None:
+            continue
+        process = bind.type.dialect_impl(dialect).bind_processor(dialect)
+        if process is not None:
+            by_index[i] = compose(by_index.get(i), process)  # type: ignore[assignment]
+    return sorted(by_index.items())
