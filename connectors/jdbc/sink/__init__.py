@@ -6,7 +6,9 @@ semantics over one writer, into PostgreSQL, MySQL/MariaDB, SQLite (SQLAlchemy).
 - ``records``: what a record asks (write, delete, nothing; Debezium envelopes) and its columns;
 - ``types``: Connect schemas to column types, values to bound parameters;
 - ``statements``: INSERT / upsert / UPDATE / DELETE per database; ``tables``: create, evolve;
-- ``writer``: batches into ``executemany`` in one transaction, bad records isolated.
+- ``binding``: a plan bound to its table (statement, converters, parameters per record);
+- ``writer``: batches into ``executemany`` in one transaction, bad records isolated,
+  exactly-once offsets.
 """
 
 from connectors.jdbc.sink.connector import DebeziumJdbcSinkConnector, JdbcSinkConnector
