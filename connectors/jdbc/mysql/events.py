@@ -34,7 +34,7 @@ from connectors.jdbc.mysql.values import ValueSettings, conversion_for
 if TYPE_CHECKING:
     from connectors.jdbc.mysql.schema import MySqlTable
 
-__all__ = ["SOURCE_SCHEMA", "EventBuilder", "Position", "TableModel", "build_table_model"]
+__all__ = ["SOURCE_SCHEMA", "Column", "EventBuilder", "Position", "TableModel", "build_table_model"]
 
 SNAPSHOT_ENUM_SCHEMA: Final = (
     SchemaBuilder.string()
@@ -72,6 +72,16 @@ SOURCE_SCHEMA: Final = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One field of a value or key struct: the row image position it comes from, its schema
+    and its conversion (None: the reader's value as it is)."""
+
+    index: int
+    schema: Schema
+    convert: Callable[[Any], Any] | None
+
+
 @dataclass(slots=True)
 class TableModel:
     """One table at one schema version: its topic, schemas and precompiled row converters.
@@ -88,6 +98,8 @@ class TableModel:
     #: (position, column name, stand-in): where python-mysql-replication gives None for a
     #: value that is not NULL (an empty SET; a zero date in a NOT NULL column)
     not_null_stand_ins: tuple[tuple[int, str, Any], ...] = ()
+    value_columns: tuple[Column, ...] = ()
+    key_columns: tuple[Column, ...] = ()
 
     def binlog_values(self, image: Mapping[str, Any], none_sources: Mapping[str, Any] | None) -> list[Any]:
         """A binlog row image's values in position order."""
@@ -124,6 +136,8 @@ def build_table_model(
     value_builder = SchemaBuilder.struct().name(f"{name}.Value").optional()
     value_indexes: list[int] = []
     value_converts: list[Callable[[Any], Any] | None] = []
+    value_columns: list[Column] = []
+    key_columns: list[Column] = []
     conversions = {}
     for i, column in enumerate(table.columns):
         keyed = column.name in table.primary_key
@@ -135,6 +149,7 @@ def build_table_model(
             value_builder.field(column.name, conversion.schema)
             value_indexes.append(i)
             value_converts.append(conversion.convert)
+            value_columns.append(Column(i, conversion.schema, conversion.convert))
     value_schema = value_builder.build()
     key_schema: Schema | None = None
     key: Callable[[Sequence[Any]], Struct | None]
@@ -147,6 +162,7 @@ def build_table_model(
             key_builder.field(column_name, conversion.schema)
             key_indexes.append(i)
             key_converts.append(conversion.convert)
+            key_columns.append(Column(i, conversion.schema, conversion.convert))
         key_schema = key_builder.build()
         key = _row_converter(key_schema, key_indexes, key_converts)
     else:
@@ -170,6 +186,8 @@ def build_table_model(
         key,
         len(table.columns),
         stand_ins,
+        tuple(value_columns),
+        tuple(key_columns),
     )
 
 

@@ -18,12 +18,12 @@ catalog and the schema history and returns the schema change records.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from connect.api import ConnectException, SourceRecord
+from connect.api import ConnectException, SourceRecord, SourceRecordBatch, StructColumn
 from connectors.jdbc.mysql.config import GtidFilter
-from connectors.jdbc.mysql.events import EventBuilder, Position, TableModel
+from connectors.jdbc.mysql.events import SOURCE_SCHEMA, Column, EventBuilder, Position, TableModel
 from connectors.jdbc.mysql.offsets import BinlogPosition, stream_offset
 from connectors.jdbc.mysql.values import binlog_charset
 
@@ -34,6 +34,9 @@ __all__ = ["ChangeStream", "GtidSet"]
 
 log = logging.getLogger(__name__)
 
+#: Rows events with at least this many rows become one SourceRecordBatch (when a poll
+#: starts with them), fewer go row by row.
+BATCH_ROWS = 32
 _MARIADB_STANDALONE = 0x01  # a GTID event's flag: no BEGIN/COMMIT follows (DDL)
 
 
@@ -117,8 +120,9 @@ class ChangeStream:
 
     # -- events -------------------------------------------------------------------------------------
 
-    def handle(self, event: Any) -> list[SourceRecord]:
-        """The records of one binlog event (most make none)."""
+    def handle(self, event: Any, batch: bool = False) -> list[SourceRecord] | SourceRecordBatch:
+        """The records of one binlog event (most make none); with ``batch``, the inserts of a
+        large rows event come as one ``SourceRecordBatch``."""
         kind = type(event).__name__
         start = self.next_pos
         log_pos = getattr(getattr(event, "packet", None), "log_pos", 0)
@@ -134,6 +138,10 @@ class ChangeStream:
         if kind in ("WriteRowsEvent", "UpdateRowsEvent", "DeleteRowsEvent"):
             if not self.in_transaction:
                 self._begin(start, None)
+            if batch and kind == "WriteRowsEvent":
+                inserts = self.insert_batch(event)
+                if inserts is not None:
+                    return inserts
             records = self._rows(kind, event, self.rows_events)
             self.rows_events += 1  # only once its records are made: a failure reads it again
             return records
@@ -188,24 +196,115 @@ class ChangeStream:
 
     # -- rows -------------------------------------------------------------------------------------
 
-    def _rows(self, kind: str, event: Any, index: int) -> list[SourceRecord]:
+    def _target(self, event: Any, index: int) -> tuple[TableModel, int] | None:
+        """The model of a rows event's table and how many of its rows to skip (None: none of
+        its rows are wanted: skipped on resume, filtered out, not captured)."""
         skip_rows = 0
         resume = self.resume
         if resume is not None and (self.tx_file, self.tx_pos) == (resume.file, resume.pos):
             if index < resume.event:
-                return []
+                return None
             if index == resume.event:
                 skip_rows = resume.row
         if not self.tx_captured:
-            return []
+            return None
         schema, table = getattr(event, "schema", None), getattr(event, "table", None)
         if schema is None or table is None:
-            return []
+            return None
         found = self.model_of(schema, table)
         if found is None:
-            return []
+            return None
         mysql_table, model = found
         self._prepare(event, mysql_table)
+        return model, skip_rows
+
+    def insert_batch(self, event: Any) -> SourceRecordBatch | None:
+        """The create events of a ``WriteRowsEvent`` as one batch of columns (keys, and
+        envelopes whose ``after`` and ``source`` are columns): what ``handle`` makes row by
+        row, without a struct per row. None when the event needs the row path (nothing
+        captured, or a value a column check refuses); the event is then not consumed."""
+        index = self.rows_events
+        target = self._target(event, index)
+        if target is None:
+            return None
+        model, skip = target
+        rows = event.rows
+        if len(rows) - skip < BATCH_ROWS:
+            return None  # a few rows: the row path costs less than the columns
+        values_of = model.binlog_values
+        images = [values_of(r["values"], r.get("none_sources")) for r in rows[skip:]]
+        n = len(images)
+        columns = list(zip(*images, strict=True))
+        after = _convert_columns(model.value_columns, columns)
+        keys = _convert_columns(model.key_columns, columns) if model.key_schema is not None else []
+        if after is None or keys is None:
+            return None
+        ts_sec = event.timestamp
+        ts_ms = ts_sec * 1000
+        base = stream_offset(
+            self.tx_file, self.tx_pos, self.tx_gtids_before, index, 0, ts_sec, self.server_id
+        )
+        offsets = []
+        for k in range(skip, skip + n):
+            offset = base.copy()
+            offset["row"] = k + 1
+            offsets.append(offset)
+        events = self.events
+        table = model.table
+        source = StructColumn(
+            SOURCE_SCHEMA,
+            [
+                [events.version] * n,
+                [events.connector] * n,
+                [events.server] * n,
+                [ts_ms] * n,
+                ["false"] * n,
+                [table.database] * n,
+                [None] * n,
+                [ts_ms * 1000] * n,
+                [ts_ms * 1_000_000] * n,
+                [table.name] * n,
+                [self.server_id] * n,
+                [self.tx_gtid] * n,
+                [self.tx_file] * n,
+                [self.tx_pos] * n,
+                list(range(skip, skip + n)),
+                [None] * n,
+                [None] * n,
+            ],
+            n,
+        )
+        now_us = events.clock_us()
+        envelopes = StructColumn(
+            model.envelope_schema,
+            [
+                [None] * n,
+                StructColumn(model.value_schema, after, n),
+                source,
+                [None] * n,
+                ["c"] * n,
+                [now_us // 1000] * n,
+                [now_us] * n,
+                [now_us * 1000] * n,
+            ],
+            n,
+        )
+        self.rows_events = index + 1
+        return SourceRecordBatch(
+            events.partition,
+            offsets,
+            model.topic,
+            model.envelope_schema,
+            envelopes,
+            key_schema=model.key_schema,
+            keys=None if model.key_schema is None else StructColumn(model.key_schema, keys, n),
+        )
+
+    def _rows(self, kind: str, event: Any, index: int) -> list[SourceRecord]:
+        target = self._target(event, index)
+        if target is None:
+            return []
+        model, skip_rows = target
         rows = event.rows
         ts_sec = event.timestamp
         emit = self.events.row_emitter(
@@ -274,3 +373,18 @@ class ChangeStream:
             elif column.type_name == "SET":
                 binlog_column.set_values = list(column.enum_values)
         table_map.sluiceway_table = table
+
+
+def _convert_columns(specs: Sequence[Column], columns: Sequence[Sequence[Any]]) -> list[Sequence[Any]] | None:
+    """The converted columns of a batch, each checked against its field's schema; None when
+    one does not fit (the caller goes row by row, which reports the row)."""
+    out: list[Sequence[Any]] = []
+    for spec in specs:
+        column = columns[spec.index]
+        convert = spec.convert
+        if convert is not None:
+            column = [None if v is None else convert(v) for v in column]
+        if not spec.schema.fits_all(column):
+            return None
+        out.append(column)
+    return out
