@@ -126,12 +126,12 @@ def _shared_problems(
                 f"offset columns), not {len(fields)}",
             )
         )
-    if raw("db.timezone") or raw("use.time.zone"):
-        key = "db.timezone" if raw("db.timezone") else "use.time.zone"
-        try:
-            _zone(raw(key))
-        except ValueError as exc:
-            issues.append(ConfigIssue(key, f"Invalid value {raw(key)} for configuration {key}: {exc}"))
+    for key in ("db.timezone", "use.time.zone", "database.time_zone"):
+        if raw(key):
+            try:
+                _zone(raw(key))
+            except ValueError as exc:
+                issues.append(ConfigIssue(key, f"Invalid value {raw(key)} for configuration {key}: {exc}"))
     return issues
 
 
@@ -368,6 +368,12 @@ class DebeziumSinkConfig(_Common):
         description="Time zone timestamps are written in (columns without a time zone).",
         json_schema_extra=_writes("MEDIUM"),
     )
+    database_time_zone: str | None = Field(
+        None,
+        alias="database.time_zone",
+        description="The name of use.time.zone before Debezium 2.5; use.time.zone wins when both are set.",
+        json_schema_extra=_writes("LOW"),
+    )
 
     @classmethod
     def problems(cls, props: Mapping[str, Any]) -> list[ConfigIssue]:
@@ -404,7 +410,11 @@ class DebeziumSinkConfig(_Common):
             batch_size=self.batch_size,
             max_retries=self.max_retries,
             retry_backoff_ms=self.retry_backoff_ms,
-            zone=_zone(self.use_time_zone),
+            zone=_zone(
+                self.database_time_zone
+                if self.database_time_zone and "use_time_zone" not in self.model_fields_set
+                else self.use_time_zone
+            ),
             quote=self.quote_identifiers,
             exactly_once=self.exactly_once_enabled,
             offsets_table=self.exactly_once_offsets_table,

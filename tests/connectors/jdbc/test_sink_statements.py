@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import re
+import zoneinfo
 from typing import Any
 
 import pytest
@@ -234,8 +235,6 @@ def test_debezium_values_become_python_temporal_values() -> None:
 @settings(max_examples=60, deadline=None)
 @given(st.datetimes(timezones=st.just(dt.UTC)), st.sampled_from(["UTC", "Europe/Paris", "America/New_York"]))
 def test_timestamps_are_written_in_the_database_zone(instant: dt.datetime, zone_name: str) -> None:
-    import zoneinfo
-
     zone = dt.UTC if zone_name == "UTC" else zoneinfo.ZoneInfo(zone_name)
     written = convert(Timestamp.SCHEMA, instant, zone)
     assert written.tzinfo is None
@@ -309,6 +308,12 @@ def test_debezium_defaults_and_names() -> None:
     assert confluent.table_for("shop.inventory.orders") == "shop.inventory.orders"
     s = DebeziumSinkConfig.parse({**props, "schema.evolution": "basic"}).settings()
     assert s.auto_create and s.auto_evolve
+    # database.time_zone, the key's name before Debezium 2.5, still works; use.time.zone wins.
+    paris = zoneinfo.ZoneInfo("Europe/Paris")
+    assert DebeziumSinkConfig.parse({**props, "database.time_zone": "Europe/Paris"}).settings().zone == paris
+    both = {**props, "database.time_zone": "Europe/Paris", "use.time.zone": "UTC"}
+    assert DebeziumSinkConfig.parse(both).settings().zone == dt.UTC
+    assert "database.time_zone" in issues(DebeziumSinkConfig, {**props, "database.time_zone": "Nowhere/City"})
 
 
 def test_config_errors_name_the_key() -> None:
