@@ -37,6 +37,26 @@ _NOT_COLUMNS = frozenset(
 )  # fmt: skip
 
 
+# Bytes per character at most, for the character sets CONVERT TO may widen text into.
+_MAX_BYTES = {
+    "ascii": 1, "latin1": 1, "latin2": 1, "binary": 1, "cp1250": 1, "cp1251": 1, "cp1256": 1,
+    "cp1257": 1, "ucs2": 2, "gbk": 2, "big5": 2, "sjis": 2, "euckr": 2, "utf8": 3,
+    "utf8mb3": 3, "ujis": 3, "utf8mb4": 4, "utf16": 4, "utf16le": 4, "utf32": 4, "gb18030": 4,
+}  # fmt: skip
+_TEXT_BYTES = (("TINYTEXT", 255), ("TEXT", 65_535), ("MEDIUMTEXT", 16_777_215), ("LONGTEXT", 4_294_967_295))
+
+
+def _text_type_for(type_name: str, old: str | None, new: str) -> str:
+    """The TEXT type CONVERT TO CHARACTER SET gives a column: MySQL widens it to the smallest
+    TEXT type holding as many characters in the new character set (never narrows it)."""
+    capacity = dict(_TEXT_BYTES).get(type_name)
+    old_bytes, new_bytes = _MAX_BYTES.get(old or ""), _MAX_BYTES.get(new)
+    if capacity is None or old_bytes is None or new_bytes is None or new_bytes <= old_bytes:
+        return type_name
+    needed = capacity // old_bytes * new_bytes
+    return next((name for name, size in _TEXT_BYTES if size >= needed), "LONGTEXT")
+
+
 def with_primary_key(table: MySqlTable, key: Sequence[str]) -> MySqlTable:
     """``table`` keyed by ``key``, whose columns become NOT NULL (losing their implied DEFAULT
     NULL) as MySQL makes them; key names take the columns' spelling."""
@@ -97,6 +117,11 @@ class _Alter:
         self.key = [new if k.lower() == old.lower() else k for k in self.key]
 
     def action(self) -> None:
+        """One comma-separated action; whatever of it changes no column is skipped."""
+        self._action()
+        self.r.skip_item()
+
+    def _action(self) -> None:
         r = self.r
         if r.accept("ADD"):
             self.add()
@@ -104,15 +129,19 @@ class _Alter:
             self.drop()
         elif r.accept("MODIFY"):
             r.accept("COLUMN")
-            r.accept("IF", "EXISTS")
+            if_exists = r.accept("IF", "EXISTS")
             column = self.column_definition()
+            if if_exists and self.find(column.name) < 0:
+                return  # MariaDB's MODIFY IF EXISTS of a column that is not there
             index = self.existing(column.name)
             del self.columns[index]
             self.place(column, index)
         elif r.accept("CHANGE"):
             r.accept("COLUMN")
-            r.accept("IF", "EXISTS")
+            if_exists = r.accept("IF", "EXISTS")
             old = r.name()
+            if if_exists and self.find(old) < 0:
+                return
             index = self.existing(old)
             del self.columns[index]
             column = self.column_definition()
@@ -136,7 +165,6 @@ class _Alter:
             self.convert()
         else:
             self.table_option()
-        r.skip_item()
 
     def add(self) -> None:
         r = self.r
@@ -195,7 +223,8 @@ class _Alter:
             r.skip_item()
             self.columns[index] = replace(column, default=r.text(first, r.i - 1))
         elif r.accept("DROP", "DEFAULT"):
-            self.columns[index] = replace(column, default=None)
+            # A nullable column falls back to DEFAULT NULL, as MySQL prints it afterwards.
+            self.columns[index] = replace(column, default="NULL" if column.optional else None)
 
     def convert(self) -> None:
         r = self.r
@@ -205,11 +234,19 @@ class _Alter:
             collation = r.name().lower()
         if charset == "default":
             charset = self.charset or charset
-        self.charset = charset
         self.columns = [
-            replace(c, charset=charset, collation=collation) if c.type_name in _TEXT_TYPES else c
+            replace(
+                c,
+                type_name=_text_type_for(c.type_name, c.charset or self.charset, charset),
+                type_expression=_text_type_for(c.type_name, c.charset or self.charset, charset),
+                charset=charset,
+                collation=collation,
+            )
+            if c.type_name in _TEXT_TYPES
+            else c
             for c in self.columns
         ]
+        self.charset = charset
 
     def table_option(self) -> None:
         r = self.r
@@ -217,16 +254,25 @@ class _Alter:
         if r.accept("CHARACTER", "SET") or r.accept("CHARSET"):
             if r.is_at(TokenType.EQ):
                 r.take()
-            self.charset = r.name().lower()
+            self.default_charset(r.name().lower())
         elif r.accept("COLLATE"):
             if r.is_at(TokenType.EQ):
                 r.take()
-            if self.charset is None:
-                self.charset = r.name().lower().split("_", 1)[0]
+            self.default_charset(r.name().lower().split("_", 1)[0])
         elif r.accept("COMMENT"):
             if r.is_at(TokenType.EQ):
                 r.take()
             self.comment = r.take().text
+
+    def default_charset(self, charset: str) -> None:
+        """A new table default applies to columns added later: the text columns there are keep
+        the character set they had, which they now state."""
+        if charset != self.charset:
+            self.columns = [
+                replace(c, charset=self.charset) if c.type_name in _TEXT_TYPES and c.charset is None else c
+                for c in self.columns
+            ]
+        self.charset = charset
 
     def result(self, database: str) -> MySqlTable:
         table = self.table.with_columns(self.columns)

@@ -98,6 +98,14 @@ _NATIONAL: Final[dict[str, str]] = {
     "NATIONAL CHAR VARYING": "VARCHAR",
     "NATIONAL CHARACTER VARYING": "VARCHAR",
 }
+_AS_BINARY: Final[dict[str, str]] = {
+    "CHAR": "BINARY",
+    "VARCHAR": "VARBINARY",
+    "TINYTEXT": "TINYBLOB",
+    "TEXT": "BLOB",
+    "MEDIUMTEXT": "MEDIUMBLOB",
+    "LONGTEXT": "LONGBLOB",
+}
 _INTEGERS: Final = frozenset({"TINYINT", "SMALLINT", "MEDIUMINT", "INT", "BIGINT"})
 _LENGTH_ONE: Final = frozenset({"CHAR", "BINARY", "BIT"})
 
@@ -287,7 +295,7 @@ def read_column(tokens: Sequence[Token], index: int, sql: str, position: int) ->
         elif r.accept("UNICODE"):
             charset = "ucs2"
         elif r.accept("BYTE"):
-            type_name = {"CHAR": "BINARY", "VARCHAR": "VARBINARY"}.get(type_name, type_name)
+            type_name = _AS_BINARY.get(type_name, type_name)
         elif r.accept("BINARY"):
             pass  # CHAR(n) BINARY: the _bin collation of the column's charset, still text
         elif r.accept("COLLATE"):
@@ -321,6 +329,9 @@ def read_column(tokens: Sequence[Token], index: int, sql: str, position: int) ->
             r.take()  # VIRTUAL, STORED, STORAGE DISK, COLUMN_FORMAT FIXED, SRID n, ...: no bearing
     if charset is None and collation is not None:
         charset = collation.split("_", 1)[0]
+    if charset == "binary" and type_name in _AS_BINARY:
+        # MySQL creates text in the binary character set as the binary string type.
+        type_name, charset, collation = _AS_BINARY[type_name], None, None
     if type_name == "BOOLEAN":
         length = None
     if default is None and optional and not generated and not auto_increment:

@@ -161,7 +161,7 @@ TYPES = """
   f1 float, f2 float(7,3), f3 float(30), f4 double DEFAULT 1.5e3, f5 real, f6 double precision(10,2),
   b1 bit, b2 bit(10) DEFAULT b'101',
   c1 char, c2 char(10) CHARACTER SET utf8mb4 DEFAULT 'x''y', c3 varchar(255) COLLATE latin1_bin NOT NULL,
-  c4 national char(3), c5 nvarchar(4), c6 char(5) BINARY, c7 varchar(20) CHARSET ascii DEFAULT '',
+  c4 national char(3), c5 nvarchar(4), c6 char(5) BINARY, c7 varchar(20) CHARSET ascii DEFAULT '', c8 varchar(5) CHARACTER SET binary,
   y1 binary(4), y2 varbinary(9) DEFAULT x'0a',
   x1 tinytext, x2 text, x3 mediumtext CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, x4 longtext, x5 long varchar,
   l1 tinyblob, l2 blob, l3 mediumblob, l4 longblob,
@@ -250,9 +250,10 @@ def loose_view(table: MySqlTable) -> tuple[object, ...]:
     (integer display widths, default charsets)."""
     columns = tuple(
         (c.name, c.position, c.type_name, c.unsigned, c.optional, c.enum_values, c.scale, c.default)
+        + ((c.charset or table.default_charset) if c.type_name in _TEXTUAL else None,)
         for c in table.columns
     )
-    return columns, table.primary_key
+    return columns, table.primary_key, table.default_charset
 
 
 _ALTER_TYPES = (
@@ -288,7 +289,7 @@ def _alter_action(draw: st.DrawFn, table: MySqlTable, fresh: str) -> str:
         default = " DEFAULT NULL" if not null and draw(st.booleans()) else ""
         return f"`{name}` {draw(st.sampled_from(types))}{null}{default}"
 
-    kinds = ["add", "add_many", "modify", "change", "rename"]
+    kinds = ["add", "add_many", "modify", "change", "rename", "convert", "charset", "drop_default"]
     kinds += ["drop"] if len(names) > 1 else []
     kinds += ["drop_key"] if key else ["add_key"]
     kind = draw(st.sampled_from(kinds))
@@ -309,7 +310,13 @@ def _alter_action(draw: st.DrawFn, table: MySqlTable, fresh: str) -> str:
         return f"RENAME COLUMN `{some_name()}` TO `{fresh}`"
     if kind == "drop_key":
         return "DROP PRIMARY KEY"
-    keyable = [c.name for c in table.columns if c.type_name != "TEXT"]
+    if kind == "convert":
+        return f"CONVERT TO CHARACTER SET {draw(st.sampled_from(['utf8mb4', 'latin1']))}"
+    if kind == "charset":
+        return f"DEFAULT CHARSET={draw(st.sampled_from(['utf8mb4', 'latin1']))}"
+    if kind == "drop_default":
+        return f"ALTER COLUMN `{some_name()}` DROP DEFAULT"
+    keyable = [c.name for c in table.columns if "TEXT" not in c.type_name]
     if not keyable:
         return "ADD COLUMN `k` int"
     chosen = draw(st.lists(st.sampled_from(keyable), min_size=1, max_size=2, unique=True))
@@ -326,7 +333,7 @@ def test_random_alter_sequences_keep_the_catalog_in_step_with_the_server(
     create = "CREATE TABLE altered (id int NOT NULL, a varchar(10), b text, PRIMARY KEY (id))"
     cur.execute(create)
     catalog = SchemaCatalog()
-    catalog.apply(create, database)
+    catalog.apply(show_create(cur, "altered"), database)  # as the snapshot does
     for step in range(data.draw(st.integers(1, 6), label="steps")):
         table = catalog.table(database, "altered")
         assert table is not None
