@@ -161,7 +161,8 @@ TYPES = """
   f1 float, f2 float(7,3), f3 float(30), f4 double DEFAULT 1.5e3, f5 real, f6 double precision(10,2),
   b1 bit, b2 bit(10) DEFAULT b'101',
   c1 char, c2 char(10) CHARACTER SET utf8mb4 DEFAULT 'x''y', c3 varchar(255) COLLATE latin1_bin NOT NULL,
-  c4 national char(3), c5 nvarchar(4), c6 char(5) BINARY, c7 varchar(20) CHARSET ascii DEFAULT '', c8 varchar(5) CHARACTER SET binary,
+  c4 national char(3), c5 nvarchar(4), c6 char(5) BINARY, c7 varchar(20) CHARSET ascii DEFAULT '',
+  c8 varchar(5) CHARACTER SET binary,
   y1 binary(4), y2 varbinary(9) DEFAULT x'0a',
   x1 tinytext, x2 text, x3 mediumtext CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, x4 longtext, x5 long varchar,
   l1 tinyblob, l2 blob, l3 mediumblob, l4 longblob,
@@ -247,11 +248,11 @@ def test_random_column_definitions_match_information_schema(
 
 def loose_view(table: MySqlTable) -> tuple[object, ...]:
     """What an ALTER statement decides, leaving out what the server adds on its own
-    (integer display widths, default charsets)."""
+    (integer display widths, collations)."""
     columns = tuple(
-        (c.name, c.position, c.type_name, c.unsigned, c.optional, c.enum_values, c.scale, c.default)
-        + ((c.charset or table.default_charset) if c.type_name in _TEXTUAL else None,)
+        (c.name, c.position, c.type_name, c.unsigned, c.optional, c.enum_values, c.scale, c.default, charset)
         for c in table.columns
+        for charset in [(c.charset or table.default_charset) if c.type_name in _TEXTUAL else None]
     )
     return columns, table.primary_key, table.default_charset
 
