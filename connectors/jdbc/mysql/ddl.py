@@ -4,12 +4,14 @@ One binlog QueryEvent holds one statement as the client sent it (the snapshot fe
 ``SHOW CREATE TABLE`` text), possibly with comments and MySQL's ``/*!NNNNN ... */``
 executable comments, whose content the server runs and so must be read.
 
-sqlglot (its MySQL dialect) tokenizes: quoting, escapes, comments and statement boundaries
-are its job. Its parser (``sqlglot.parse(sql, read=...)``) is used where it models MySQL
-faithfully: DROP TABLE. It is not used for CREATE TABLE, ALTER TABLE and RENAME TABLE,
-because it rejects or falls back to a ``Command`` for valid MySQL text the connector meets
-(see ``ddl_create`` and ``ddl_alter``, which read those statements from the tokens) and
-renames column types (see ``ddl_columns``).
+sqlglot's MySQL dialect tokenizes: quoting, escapes, comments and statement boundaries are
+its job. Its parser is not used: on the statements that matter here it rejects valid MySQL
+(``FLOAT UNSIGNED``, ``NATIONAL VARCHAR``, ``PRIMARY KEY USING BTREE``, ``DROP TABLE t WAIT
+3``), falls back to an opaque ``Command`` (RENAME TABLE, ``ALTER TABLE ... ADD (a, b)``,
+``CONVERT TO CHARACTER SET``, ``PARTITION BY`` after a CREATE TABLE) or renames column types
+(``REAL`` -> FLOAT, ``LONG`` -> BIGINT). The table statements are flat lists of
+comma-separated definitions or actions, so they are read from the tokens: ``ddl_create``,
+``ddl_alter`` (ALTER, RENAME, DROP) and ``ddl_columns`` (one column definition).
 
 Statements that change no table (BEGIN, GRANT, SET, CREATE USER, FLUSH, CREATE INDEX,
 TRUNCATE, views, routines, triggers, temporary tables...) yield nothing; table DDL that cannot
@@ -22,27 +24,18 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Final
 
-import sqlglot
-from sqlglot import Token, TokenType, exp
+from sqlglot import Token, TokenType
 from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import SqlglotError
 
-from connectors.jdbc.mysql.ddl_alter import alter_table, rename_tables
+from connectors.jdbc.mysql.ddl_alter import alter_table, drop_tables, rename_tables
 from connectors.jdbc.mysql.ddl_create import create_table
 from connectors.jdbc.mysql.schema import DdlError, SchemaCatalog, TableChange
 
 __all__ = ["apply_ddl", "strip_executable_comments", "tokenize"]
 
 
-class _MySql(MySQL):
-    """sqlglot's MySQL dialect, accepting type names it does not know (POINT, LINESTRING,
-    MariaDB's INET6, ...) instead of failing the whole CREATE TABLE; ``ddl_columns`` reads
-    the type itself anyway."""
-
-    SUPPORTS_USER_DEFINED_TYPES = True
-
-
-_DIALECT: Final = _MySql()
+_DIALECT: Final = MySQL()
 
 
 def tokenize(sql: str) -> list[Token]:
@@ -75,7 +68,7 @@ def tokenize(sql: str) -> list[Token]:
     return out
 
 
-_COMMANDS: Final = frozenset(_MySql.Tokenizer.COMMANDS)
+_COMMANDS: Final = frozenset(MySQL.Tokenizer.COMMANDS)
 _QUOTED: Final = frozenset({TokenType.STRING, TokenType.IDENTIFIER, TokenType.NATIONAL_STRING})
 
 
@@ -200,39 +193,12 @@ class _Statement:
         if first in ("CREATE", "DROP", "ALTER") and words[1] in ("DATABASE", "SCHEMA"):
             return self.database_statement(first)
         if first == "DROP" and words[1] in ("TABLE", "TABLES"):  # not DROP TEMPORARY TABLE
-            return self.drop_tables()
+            return drop_tables(self.catalog, self.sql, self.tokens, self.database)
         if first == "ALTER" and "TABLE" in words[1:4]:
             return alter_table(self.catalog, self.sql, self.tokens, self.database)
         if first == "RENAME" and words[1] in ("TABLE", "TABLES"):
             return rename_tables(self.catalog, self.sql, self.tokens, self.database)
         return []  # TRUNCATE, DML, account, session and routine statements change no table
-
-    def parse(self) -> exp.Expr:
-        try:
-            parsed = sqlglot.parse(self.sql, read=_DIALECT)
-        except SqlglotError as exc:
-            raise self.error(f"cannot parse ({exc})") from exc
-        if len(parsed) != 1 or parsed[0] is None:
-            raise self.error("expected one statement")
-        return parsed[0]
-
-    def qualify(self, table: exp.Table) -> tuple[str, str]:
-        database = table.db or self.database
-        if not database:
-            raise self.error(f"table {table.name!r} has no database and no default database is in use")
-        return database, table.name
-
-    def drop_tables(self) -> list[TableChange]:
-        tree = self.parse()
-        if not isinstance(tree, exp.Drop):
-            raise self.error("not a DROP TABLE")
-        changes: list[TableChange] = []
-        for node in tree.expressions or tree.args.get("tables") or []:
-            if isinstance(node, exp.Table):
-                dropped = self.catalog.remove(*self.qualify(node))
-                if dropped is not None:
-                    changes.append(TableChange("DROP", dropped.id, None))
-        return changes
 
     def database_statement(self, verb: str) -> list[TableChange]:
         words = [t.text for t in self.tokens if t.token_type != TokenType.EQ]

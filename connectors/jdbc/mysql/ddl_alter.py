@@ -1,4 +1,4 @@
-"""ALTER TABLE and RENAME TABLE applied to a catalog table, read from sqlglot's tokens.
+"""ALTER TABLE, RENAME TABLE and DROP TABLE applied to catalog tables, read from sqlglot's tokens.
 
 sqlglot parses only part of MySQL's ALTER TABLE: ``ADD (c1 ..., c2 ...)``, ``CONVERT TO
 CHARACTER SET``, ``RENAME AS``, ``ADD CONSTRAINT ... PRIMARY KEY USING BTREE`` and any list
@@ -25,7 +25,7 @@ from sqlglot import Token, TokenType
 from connectors.jdbc.mysql.ddl_columns import TokenReader, read_column, read_key_columns
 from connectors.jdbc.mysql.schema import DdlError, MySqlColumn, MySqlTable, SchemaCatalog, TableChange
 
-__all__ = ["alter_table", "rename_tables", "table_name", "with_primary_key"]
+__all__ = ["alter_table", "drop_tables", "rename_tables", "table_name", "with_primary_key"]
 
 _TEXT_TYPES = frozenset({"CHAR", "VARCHAR", "TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT", "ENUM", "SET"})
 # ADD / DROP followed by these words concern indexes, constraints or partitions, not columns.
@@ -351,4 +351,31 @@ def rename_tables(
             r.take()
         elif r.peek() is not None and not r.is_at(TokenType.SEMICOLON):
             raise DdlError(f"unexpected {r.peek().text!r} in RENAME TABLE: {sql.strip()!r}")  # type: ignore[union-attr]
+    return changes
+
+
+def drop_tables(
+    catalog: SchemaCatalog, sql: str, tokens: Sequence[Token], database: str | None
+) -> list[TableChange]:
+    """DROP TABLE[S] [IF EXISTS] a [, b ...] [WAIT n | NOWAIT] [RESTRICT | CASCADE]: a DROP for
+    each table the catalog held (DROP TEMPORARY TABLE never reaches here)."""
+    r = TokenReader(tokens, 2, sql)  # after DROP TABLE
+    r.accept("IF", "EXISTS")
+    changes: list[TableChange] = []
+    while True:
+        dropped = catalog.remove(*table_name(r, database))
+        if dropped is not None:
+            changes.append(TableChange("DROP", dropped.id, None))
+        if not r.is_at(TokenType.COMMA):
+            break
+        r.take()
+    if r.accept("WAIT"):
+        r.take()
+    r.accept("NOWAIT")
+    if (
+        not (r.accept("RESTRICT") or r.accept("CASCADE"))
+        and r.peek() is not None
+        and not r.is_at(TokenType.SEMICOLON)
+    ):
+        raise DdlError(f"unexpected {r.take().text!r} in DROP TABLE: {sql.strip()!r}")
     return changes
