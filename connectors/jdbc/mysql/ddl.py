@@ -99,6 +99,10 @@ def strip_executable_comments(sql: str) -> str:
             end = sql.find("*/", i + 2)
             i = n if end < 0 else end + 2
             continue
+        if ch == "#" or (sql.startswith("--", i) and (i + 2 == n or sql[i + 2].isspace())):
+            end = sql.find("\n", i)  # a line comment: a quote in it opens no string
+            i = n if end < 0 else end + 1
+            continue
         i += 1
     return "".join(out)
 

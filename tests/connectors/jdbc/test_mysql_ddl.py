@@ -198,8 +198,8 @@ def test_keys_and_constraints_are_not_columns() -> None:
 
 def test_executable_and_ordinary_comments() -> None:
     table = created(
-        "/* leading */ CREATE TABLE `t` ( -- a comment, with a comma\n"
-        "  `a` int /*!50606 COMMENT 'executed' */, # hash comment )\n"
+        "/* leading */ CREATE TABLE `t` ( -- a comment, with a comma and a quote: it's\n"
+        "  `a` int /*!50606 COMMENT 'executed' */, # hash comment ) isn't closing\n"
         "  `b` varchar(3) /*M!100301 COMPRESSED*/ /* ignored, comment */\n"
         ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 WITH SYSTEM VERSIONING\n"
         "/*!50100 PARTITION BY RANGE (a) (PARTITION p0 VALUES LESS THAN (10) ENGINE = InnoDB) */"
