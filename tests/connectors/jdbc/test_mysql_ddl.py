@@ -630,3 +630,19 @@ def test_mysql8_show_create_table_output() -> None:
     ]  # fmt: skip
     assert (table.columns[5].charset, table.columns[5].collation) == ("utf8mb4", "utf8mb4_unicode_ci")
     assert table.columns[8].on_update == "CURRENT_TIMESTAMP" and table.columns[9].generated
+
+
+def test_mysqldump_and_show_create_database_text() -> None:
+    catalog = SchemaCatalog()
+    catalog.apply(
+        "CREATE DATABASE /*!32312 IF NOT EXISTS*/ `inv` /*!40100 DEFAULT CHARACTER SET latin1 */", None
+    )
+    catalog.apply(
+        "CREATE DATABASE `shop` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin */", None
+    )
+    assert (catalog.database_charset("INV"), catalog.database_charset("shop")) == ("latin1", "utf8mb4")
+    changes = catalog.apply(
+        "USE `shop`;\n/*!40101 SET character_set_client = utf8 */;\nCREATE TABLE t (a text);", None
+    )
+    assert [(c.id, c.table.default_charset) for c in changes] == [("shop.t", "utf8mb4")]  # type: ignore[union-attr]
+    assert catalog.databases() == ["inv", "shop"]
