@@ -106,19 +106,7 @@ _AS_BINARY: Final[dict[str, str]] = {
     "MEDIUMTEXT": "MEDIUMBLOB",
     "LONGTEXT": "LONGBLOB",
 }
-_INTEGERS: Final = frozenset({"TINYINT", "SMALLINT", "MEDIUMINT", "INT", "BIGINT"})
 _LENGTH_ONE: Final = frozenset({"CHAR", "BINARY", "BIT"})
-
-# Words that open a column attribute; a type's words stop at the first of these.
-_ATTRIBUTE_WORDS: Final = frozenset(
-    {
-        "NOT", "NULL", "DEFAULT", "AUTO_INCREMENT", "PRIMARY", "KEY", "UNIQUE", "COMMENT",
-        "COLLATE", "CHARACTER", "CHARSET", "GENERATED", "AS", "ON", "CHECK", "REFERENCES",
-        "INVISIBLE", "VISIBLE", "COLUMN_FORMAT", "STORAGE", "SRID", "WITH", "WITHOUT",
-        "COMPRESSED", "CONSTRAINT", "UNSIGNED", "SIGNED", "ZEROFILL", "BINARY", "ASCII",
-        "UNICODE", "BYTE", "FIRST", "AFTER", "VIRTUAL", "STORED", "PERSISTENT", "SERIAL",
-    }
-)  # fmt: skip
 
 
 @dataclass(frozen=True)
