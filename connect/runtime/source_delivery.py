@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Literal, Protocol
@@ -551,6 +552,10 @@ class Transactional:
                 self._committer = ThreadPoolExecutor(1, thread_name_prefix=f"{self._name}-commit")
             self._background = True
             pending = self._committer.submit(self._end, producer)
+            # Hand the GIL over now: the committer needs it only to enter commit_transaction,
+            # which releases it, but this thread goes on with Python work (the next poll)
+            # and would otherwise hold it for up to a switch interval first.
+            time.sleep(0)
         self._pending = pending
 
     def finish_commit(self) -> Offsets:
