@@ -303,12 +303,31 @@ def read_column(tokens: Sequence[Token], index: int, sql: str, position: int) ->
             _equals(r)
             comment = r.take().text
         elif r.accept("GENERATED", "ALWAYS", "AS") or r.accept("AS"):
-            generated = True
-            r.skip_group()
+            if r.is_at(TokenType.L_PAREN):
+                generated = True
+                r.skip_group()
+            elif r.accept("ROW"):
+                r.take()  # MariaDB's system-versioning ROW START / ROW END: written by the server
+        elif r.accept("SERIAL", "DEFAULT", "VALUE"):
+            # = NOT NULL AUTO_INCREMENT UNIQUE
+            optional, auto_increment = False, True
         elif r.accept("CHECK"):
             r.skip_group()
         elif r.accept("REFERENCES"):
+            # An inline foreign key (MySQL ignores it); its ON UPDATE is not the column's.
             r.qualified_name()
+            if r.is_at(TokenType.L_PAREN):
+                r.skip_group()
+            while True:
+                if r.accept("MATCH"):
+                    r.take()  # FULL | PARTIAL | SIMPLE
+                elif r.accept("ON", "DELETE") or r.accept("ON", "UPDATE"):
+                    if not (r.accept("SET") or r.accept("NO")):
+                        r.take()  # RESTRICT | CASCADE
+                    else:
+                        r.take()  # NULL | DEFAULT | ACTION
+                else:
+                    break
         elif r.word() in ("FIRST", "AFTER"):
             break  # ALTER TABLE's column position; the statement reader takes it
         elif r.is_at(TokenType.L_PAREN):

@@ -646,3 +646,16 @@ def test_mysqldump_and_show_create_database_text() -> None:
     )
     assert [(c.id, c.table.default_charset) for c in changes] == [("shop.t", "utf8mb4")]  # type: ignore[union-attr]
     assert catalog.databases() == ["inv", "shop"]
+
+
+def test_inline_references_system_versioning_and_serial_default_value() -> None:
+    table = created(
+        "CREATE TABLE t (a int REFERENCES o (x) MATCH FULL ON DELETE SET NULL ON UPDATE CASCADE DEFAULT 1,"
+        " b bigint unsigned GENERATED ALWAYS AS ROW START INVISIBLE,"
+        " c bigint unsigned GENERATED ALWAYS AS ROW END, d int SERIAL DEFAULT VALUE,"
+        " PERIOD FOR SYSTEM_TIME (b, c)) WITH SYSTEM VERSIONING"
+    )
+    a, b, c, d = table.columns
+    assert (a.on_update, a.default) == (None, "1")
+    assert not b.generated and not c.generated and [b.type_name, c.type_name] == ["BIGINT", "BIGINT"]
+    assert (d.optional, d.auto_increment) == (False, True)
