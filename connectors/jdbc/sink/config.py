@@ -65,6 +65,7 @@ class SinkSettings:
     debezium: bool
     connector: str
     table_types: frozenset[str] = frozenset({"TABLE"})
+    truncate_enabled: bool = False
 
     @property
     def shown_url(self) -> str:
@@ -368,6 +369,12 @@ class DebeziumSinkConfig(_Common):
         description="Time zone timestamps are written in (columns without a time zone).",
         json_schema_extra=_writes("MEDIUM"),
     )
+    truncate_enabled: Boolean = Field(
+        False,
+        alias="truncate.enabled",
+        description="Truncate events (op t) delete every row of their table.",
+        json_schema_extra=_writes("MEDIUM", kafka_type="BOOLEAN"),
+    )
     database_time_zone: str | None = Field(
         None,
         alias="database.time_zone",
@@ -420,4 +427,5 @@ class DebeziumSinkConfig(_Common):
             offsets_table=self.exactly_once_offsets_table,
             debezium=True,
             connector=self._name(),
+            truncate_enabled=self.truncate_enabled,
         )

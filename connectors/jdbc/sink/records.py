@@ -4,7 +4,8 @@ columns its key and value fill, per ``pk.mode`` and the field filters. Pure.
 ``change_of`` reads a record: a Struct value is a row to write; a null value (tombstone)
 deletes by key when deletes are enabled; a Debezium change event (``before``, ``after``,
 ``op``) writes ``after`` for ``c``/``r``/``u`` and deletes for ``d`` (by its key, or by
-``before``'s fields with ``primary.key.mode=record_value``), and ``t`` (truncate) is skipped.
+``before``'s fields with ``primary.key.mode=record_value``), and ``t`` empties the table
+with ``truncate.enabled`` (else it is skipped).
 
 ``FieldsPlan`` is worked out once per (topic, key schema, value schema), as Confluent's
 ``FieldsMetadata``: the key columns (``pk.mode``), then the other value fields, and a
@@ -29,6 +30,7 @@ _KAFKA_SCHEMAS = (Schema.STRING_SCHEMA, Schema.INT32_SCHEMA, Schema.INT64_SCHEMA
 class Action(enum.Enum):
     WRITE = "write"
     DELETE = "delete"
+    TRUNCATE = "truncate"  # every row of the table (Debezium's truncate.enabled)
 
 
 class Change(NamedTuple):
@@ -87,7 +89,7 @@ def change_of(record: SinkRecord, settings: SinkSettings) -> Change | None:
                 return Change(Action.DELETE, before)
             return Change(Action.DELETE, None)
         if op == "t":
-            return None
+            return Change(Action.TRUNCATE, None) if settings.truncate_enabled else None
         raise DataException(f"unknown Debezium operation {op!r}")
     return Change(Action.WRITE, value)
 

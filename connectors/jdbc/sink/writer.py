@@ -44,15 +44,17 @@ DATA_ERRORS = (sa_exc.DataError, sa_exc.IntegrityError)
 
 Report = Callable[[SinkRecord, DataException], None]
 WRITE = Action.WRITE
+TRUNCATE = Action.TRUNCATE
 
 
 class Run:
     """Consecutive records of one kind (one statement), and their parameters."""
 
-    __slots__ = ("bound", "params", "records")
+    __slots__ = ("bound", "params", "records", "truncate")
 
-    def __init__(self, bound: Bound | None) -> None:
+    def __init__(self, bound: Bound | None, truncate: sa.Executable | None = None) -> None:
         self.bound = bound
+        self.truncate = truncate  # a run of its own: DELETE FROM the table
         self.records: list[SinkRecord] = []
         self.params: list[Any] = []
 
@@ -180,6 +182,15 @@ class Writer:
                 table = self.tables.ensure(connection, plan.table, columns)
         return bind_table(plan, action, table, self.tables, self.settings, self.engine.dialect)
 
+    def _truncate_statement(self, record: SinkRecord) -> sa.Executable | None:
+        """DELETE of every row of ``record``'s table (transactional, unlike TRUNCATE in
+        MySQL); None when the table does not exist."""
+        name = table_of(record, self.settings) if self.settings.source_placeholders else None
+        name = name or self.settings.table_for(record.topic)
+        with self.engine.connect() as connection:
+            table = self.tables.find(connection, name)
+        return None if table is None else sa.delete(table)
+
     def forget_tables(self) -> None:
         """Reflect again on next use (after a database error that may come from a table
         changed behind the sink's back)."""
@@ -218,6 +229,12 @@ class Writer:
                     if change is None:
                         continue
                     action, struct = change
+                    if action is TRUNCATE:
+                        emptied = self._truncate_statement(record)
+                        if emptied is not None:
+                            run = Run(None, emptied)
+                            runs.append(run)
+                        continue
                 bound = bind(record, action, struct)
                 if bound is None:
                     continue
@@ -236,6 +253,9 @@ class Writer:
         try:
             with self.engine.begin() as connection:
                 for run in runs:
+                    if run.truncate is not None:
+                        connection.execute(run.truncate)
+                        continue
                     assert run.bound is not None
                     rows = run.params
                     for start in range(0, len(rows), size):
@@ -254,6 +274,10 @@ class Writer:
     def _one_by_one(self, runs: Sequence[Run], ends: Mapping[TopicPartition, int]) -> None:
         exactly_once = self.settings.exactly_once
         for run in runs:
+            if run.truncate is not None:
+                with self.engine.begin() as connection:
+                    connection.execute(run.truncate)
+                continue
             bound = run.bound
             assert bound is not None
             for record, params in zip(run.records, run.params, strict=True):

@@ -429,6 +429,21 @@ def test_debezium_change_events_and_mysql_types(target: Target) -> None:
     assert target.reports == []
 
 
+def test_debezium_truncate_events_empty_the_table_when_enabled(target: Target) -> None:
+    props: dict[str, Any] = {"insert_mode": "upsert", "primary_key_mode": "record_key"}
+    w = target.writer(debezium=True, schema_evolution="basic", collection_name_format="orders", **props)
+    truncate = SinkRecord("shop.inventory.orders", 0, None, None, ENVELOPE, Struct(ENVELOPE).put("op", "t"))
+    w.write([change("c", 1, 0, after=mysql_row(1)), truncate, change("c", 2, 2, after=mysql_row(2))])
+    assert [r[0] for r in target.rows("orders")] == [1, 2]  # skipped without truncate.enabled
+    emptying = target.writer(debezium=True, collection_name_format="orders", truncate_enabled="true", **props)
+    emptying.write([truncate, change("c", 3, 4, after=mysql_row(3))])
+    assert [r[0] for r in target.rows("orders")] == [3]
+    by_topic = target.writer(debezium=True, truncate_enabled="true", **props)
+    by_topic.write([SinkRecord("elsewhere", 0, None, None, ENVELOPE, Struct(ENVELOPE).put("op", "t"))])
+    assert target.reports == []  # truncating a table that does not exist is a no-op
+    assert [r[0] for r in target.rows("orders")] == [3]
+
+
 def test_debezium_tables_named_by_topic_or_source(target: Target) -> None:
     by_topic = target.writer(debezium=True, schema_evolution="basic")
     by_topic.write([change("c", 1, 0, after=mysql_row(1))])
