@@ -10,7 +10,15 @@ from typing import Any
 from connectors.jdbc.mysql.config import MySqlCdcConfig
 from connectors.jdbc.mysql.faults import GRANT_HINT, FatalDatabaseError
 
-__all__ = ["ServerInfo", "binlog_files", "check_server", "close_quietly", "connect", "current_position"]
+__all__ = [
+    "ServerInfo",
+    "binlog_files",
+    "check_server",
+    "close_quietly",
+    "connect",
+    "current_position",
+    "open_binlog",
+]
 
 
 def connect(config: MySqlCdcConfig, streaming: bool = False) -> Any:
@@ -43,6 +51,46 @@ def connection_settings(config: MySqlCdcConfig) -> dict[str, Any]:
         "password": password,
         "connect_timeout": max(1, config.connect_timeout_ms // 1000),
     }
+
+
+def open_binlog(config: MySqlCdcConfig, start: Any) -> Any:
+    """A blocking python-mysql-replication reader from ``start`` (a ``BinlogPosition``: a
+    transaction boundary). The server sends heartbeat events every ``poll.interval.ms`` while
+    idle, so a read returns at least that often."""
+    from pymysqlreplication import BinLogStreamReader
+    from pymysqlreplication.event import (
+        GtidEvent,
+        HeartbeatLogEvent,
+        MariadbGtidEvent,
+        QueryEvent,
+        RotateEvent,
+        XidEvent,
+    )
+    from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
+
+    # is_mariadb stays False: python-mysql-replication would then position by GTID only;
+    # MariaDB takes MySQL's file/position binlog dump as well.
+    return BinLogStreamReader(
+        connection_settings=connection_settings(config),
+        server_id=config.server_id,
+        log_file=start.file,
+        log_pos=start.pos,
+        resume_stream=True,
+        blocking=True,
+        slave_heartbeat=max(0.05, config.poll_interval_ms / 1000),
+        only_events=[
+            RotateEvent,
+            GtidEvent,
+            MariadbGtidEvent,
+            QueryEvent,
+            XidEvent,
+            WriteRowsEvent,
+            UpdateRowsEvent,
+            DeleteRowsEvent,
+            HeartbeatLogEvent,
+        ],
+        enable_logging=False,
+    )
 
 
 def close_quietly(conn: Any) -> None:

@@ -50,7 +50,7 @@ from connectors.jdbc.mysql.server import (
     check_server,
     close_quietly,
     connect,
-    connection_settings,
+    open_binlog,
 )
 from connectors.jdbc.mysql.snapshot import (
     SYSTEM_DATABASES,
@@ -370,42 +370,8 @@ class MySqlSourceTask(SourceTask):
         self._last_heartbeat = time.monotonic()
 
     def _open_binlog(self, start: BinlogPosition) -> None:
-        from pymysqlreplication import BinLogStreamReader
-        from pymysqlreplication.event import (
-            GtidEvent,
-            HeartbeatLogEvent,
-            MariadbGtidEvent,
-            QueryEvent,
-            RotateEvent,
-            XidEvent,
-        )
-        from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
-
         self._doing = "opening the binlog stream"
-        settings = connection_settings(self.config)
-        # is_mariadb stays False: python-mysql-replication would then position by GTID only;
-        # MariaDB takes MySQL's file/position binlog dump as well.
-        self._binlog = BinLogStreamReader(
-            connection_settings=settings,
-            server_id=self.config.server_id,
-            log_file=start.file,
-            log_pos=start.pos,
-            resume_stream=True,
-            blocking=True,
-            slave_heartbeat=max(0.05, self.config.poll_interval_ms / 1000),
-            only_events=[
-                RotateEvent,
-                GtidEvent,
-                MariadbGtidEvent,
-                QueryEvent,
-                XidEvent,
-                WriteRowsEvent,
-                UpdateRowsEvent,
-                DeleteRowsEvent,
-                HeartbeatLogEvent,
-            ],
-            enable_logging=False,
-        )
+        self._binlog = open_binlog(self.config, start)
 
     def _stream_batch(self) -> Sequence[SourceRecord]:
         stream = self._stream
