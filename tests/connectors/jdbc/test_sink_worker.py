@@ -19,11 +19,8 @@ from sluiceway.embedded import EmbeddedConnect
 from tests.databases import PostgresServer
 from tests.support import free_port, unique
 
-# The Java class names (io.confluent.connect.jdbc.JdbcSinkConnector,
-# io.debezium.connector.jdbc.JdbcSinkConnector) resolve once connectors/jdbc/__init__.py
-# exports the sinks, as the plugin registry reads that module; until then, the module paths.
-CONFLUENT = "connectors.jdbc.sink.JdbcSinkConnector"
-DEBEZIUM = "connectors.jdbc.sink.DebeziumJdbcSinkConnector"
+CONFLUENT = "io.confluent.connect.jdbc.JdbcSinkConnector"
+DEBEZIUM = "io.debezium.connector.jdbc.JdbcSinkConnector"
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 
 KEY_SCHEMA = {
