@@ -80,6 +80,7 @@ class _Alter:
         self.renamed_to: tuple[str | None, str] | None = None
         self.charset = table.default_charset
         self.comment = table.comment
+        self.redefined: set[str] = set()  # the columns this statement defines (lower-case names)
 
     def error(self, why: str) -> DdlError:
         return DdlError(f"{why} in DDL statement {self.r.sql.strip()!r}")
@@ -109,6 +110,7 @@ class _Alter:
     def column_definition(self) -> MySqlColumn:
         definition = read_column(self.r.tokens, self.r.i, self.r.sql, 0)
         self.r.i = definition.end
+        self.redefined.add(definition.column.name.lower())
         if definition.primary_key:
             self.key = [definition.column.name]
         return definition.column
@@ -265,11 +267,13 @@ class _Alter:
             self.comment = r.take().text
 
     def default_charset(self, charset: str) -> None:
-        """A new table default applies to columns added later: the text columns there are keep
-        the character set they had, which they now state."""
+        """A new table default applies to the columns this statement defines, wherever it says
+        so; the text columns the table had keep the character set they had, and now state it."""
         if charset != self.charset:
             self.columns = [
-                replace(c, charset=self.charset) if c.type_name in _TEXT_TYPES and c.charset is None else c
+                replace(c, charset=self.charset)
+                if c.name.lower() not in self.redefined and c.type_name in _TEXT_TYPES and c.charset is None
+                else c
                 for c in self.columns
             ]
         self.charset = charset
