@@ -84,7 +84,7 @@ def test_a_killed_worker_resumes_from_the_offsets_in_the_database(tmp_path: Path
                 tmp_path / "sink.properties",
                 {
                     "name": "events-to-sqlite",
-                    "connector.class": "connectors.jdbc.sink.JdbcSinkConnector",
+                    "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector",
                     "topics": topic,
                     "connection.url": f"jdbc:sqlite:{db}",
                     "insert.mode": "insert",
