@@ -34,8 +34,8 @@ def db(mariadb: MariaDBServer) -> Iterator[tuple[Any, str]]:
         conn.close()
 
 
-def show_create(cur: Any, table: str) -> str:
-    cur.execute(f"SHOW CREATE TABLE `{table}`")
+def show_create(cur: Any, table: str, database: str | None = None) -> str:
+    cur.execute(f"SHOW CREATE TABLE `{database}`.`{table}`" if database else f"SHOW CREATE TABLE `{table}`")
     return str(cur.fetchone()[1])
 
 
@@ -359,3 +359,44 @@ def test_random_alter_sequences_keep_the_catalog_in_step_with_the_server(
         actual = catalog.table(database, "altered")
         assert actual is not None and expected is not None
         assert loose_view(actual) == loose_view(expected), statement
+
+
+def test_table_statements_leave_the_catalog_holding_the_servers_tables(db: tuple[Any, str]) -> None:
+    cur, database = db
+    other = database + "_other"
+    script = [
+        f"CREATE DATABASE {other} CHARACTER SET utf8mb4",
+        "CREATE TABLE a (x int PRIMARY KEY, s varchar(5))",
+        "CREATE TABLE b (y bigint unsigned, t text) CHARSET utf8mb4",
+        "CREATE TABLE IF NOT EXISTS a (other int)",
+        "RENAME TABLE a TO tmp, b TO a, tmp TO b",
+        "CREATE TABLE c LIKE a",
+        f"ALTER TABLE c RENAME TO {other}.c, ADD COLUMN z int FIRST",
+        f"CREATE TABLE {other}.d (LIKE b)",
+        f"CREATE TABLE {other}.e (w varchar(3))",
+        "DROP TABLE IF EXISTS a, nonexistent",
+        f"USE {other}; ALTER TABLE e ADD COLUMN v int AFTER w",
+    ]
+    catalog = SchemaCatalog()
+    catalog.add_database(database, "latin1")  # as the connector's snapshot learns it
+    for statement in script:
+        for part in statement.split("; "):
+            cur.execute(part)
+        catalog.apply(statement, database)
+    cur.execute(f"USE {database}")
+    cur.execute(
+        "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA IN (%s, %s)"
+        " ORDER BY 1, 2",
+        (database, other),
+    )
+    on_server = [tuple(row) for row in cur.fetchall()]
+    assert [(t.database, t.name) for t in catalog.tables()] == on_server
+    for schema, name in on_server:
+        judge = SchemaCatalog()
+        judge.apply(show_create(cur, name, schema), schema)
+        actual, expected = catalog.table(schema, name), judge.table(schema, name)
+        assert actual is not None and expected is not None
+        assert loose_view(actual) == loose_view(expected), name
+    dropped = catalog.apply(f"DROP DATABASE {other}", database)
+    cur.execute(f"DROP DATABASE {other}")
+    assert sorted(c.id for c in dropped) == [f"{other}.c", f"{other}.d", f"{other}.e"]
