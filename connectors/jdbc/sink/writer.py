@@ -59,6 +59,17 @@ class Run:
         self.params: list[Any] = []
 
 
+class Prepared:
+    """A batch ready to execute: its runs, and the next offset of each partition it covers
+    (exactly once only)."""
+
+    __slots__ = ("ends", "runs")
+
+    def __init__(self, runs: list[Run], ends: dict[TopicPartition, int]) -> None:
+        self.runs = runs
+        self.ends = ends
+
+
 class Writer:
     """Writes batches of records to one database."""
 
@@ -203,6 +214,13 @@ class Writer:
     def write(self, records: Sequence[SinkRecord]) -> None:
         """Write ``records`` (one ``put``): database errors other than data errors propagate
         (SQLAlchemy's), for the task to retry."""
+        prepared = self.prepare(records)
+        if prepared is not None:
+            self.commit(prepared)
+
+    def prepare(self, records: Sequence[SinkRecord]) -> Prepared | None:
+        """``records`` as runs of statement parameters, bad records reported; None when
+        there is nothing to write. Creates and evolves tables as needed."""
         settings = self.settings
         written = self._written
         debezium = settings.debezium
@@ -248,8 +266,15 @@ class Writer:
             run.records.append(record)
             run.params.append(params)
         if not runs and not ends:
-            return
-        size = settings.batch_size
+            return None
+        return Prepared(runs, ends)
+
+    def commit(self, prepared: Prepared) -> None:
+        """Execute ``prepared`` in one transaction (with its offsets when exactly once); a
+        batch the database refuses for its data is written record by record."""
+        runs, ends = prepared.runs, prepared.ends
+        exactly_once = self.settings.exactly_once
+        size = self.settings.batch_size
         try:
             with self.engine.begin() as connection:
                 for run in runs:
@@ -269,7 +294,7 @@ class Writer:
                 "the database refused a batch (%s); writing it record by record", _driver_message(exc)
             )
             self._one_by_one(runs, ends)
-        written.update(ends)
+        self._written.update(ends)
 
     def _one_by_one(self, runs: Sequence[Run], ends: Mapping[TopicPartition, int]) -> None:
         exactly_once = self.settings.exactly_once
