@@ -28,11 +28,12 @@ from sqlglot import Token, TokenType
 from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import SqlglotError
 
-from connectors.jdbc.mysql.ddl_alter import alter_table, drop_tables, rename_tables
+from connectors.jdbc.mysql.ddl_alter import alter_table, drop_tables, rename_tables, table_name
+from connectors.jdbc.mysql.ddl_columns import TokenReader
 from connectors.jdbc.mysql.ddl_create import create_table
 from connectors.jdbc.mysql.schema import DdlError, SchemaCatalog, TableChange
 
-__all__ = ["apply_ddl", "strip_executable_comments", "tokenize"]
+__all__ = ["apply_ddl", "strip_executable_comments", "tokenize", "truncated_tables"]
 
 
 _DIALECT: Final = MySQL()
@@ -178,6 +179,22 @@ def apply_ddl(catalog: SchemaCatalog, ddl: str, default_database: str | None) ->
         applier = _Statement(catalog, statement, tokens, database)
         changes.extend(applier.apply(words))
     return changes
+
+
+def truncated_tables(ddl: str, default_database: str | None) -> list[tuple[str, str]]:
+    """The (database, table) of each ``TRUNCATE [TABLE] name`` in ``ddl``: TRUNCATE changes no
+    schema but empties a table, which Debezium reports as a truncate (``op: t``) event."""
+    found: list[tuple[str, str]] = []
+    database = default_database
+    for statement in _statements(strip_executable_comments(ddl)):
+        tokens = tokenize(statement)
+        words = _words(tokens, 2)
+        if words and words[0] == "USE" and len(tokens) > 1:
+            database = tokens[1].text
+        elif words and words[0] == "TRUNCATE":
+            reader = TokenReader(tokens, 2 if words[1:] == ["TABLE"] else 1, statement)
+            found.append(table_name(reader, database))
+    return found
 
 
 class _Statement:

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from connectors.jdbc.mysql.ddl import truncated_tables
 from connectors.jdbc.mysql.ddl_columns import JDBC_TYPES
 from connectors.jdbc.mysql.schema import DdlError, MySqlColumn, MySqlTable, SchemaCatalog
 
@@ -659,3 +660,9 @@ def test_inline_references_system_versioning_and_serial_default_value() -> None:
     assert (a.on_update, a.default) == (None, "1")
     assert not b.generated and not c.generated and [b.type_name, c.type_name] == ["BIGINT", "BIGINT"]
     assert (d.optional, d.auto_increment) == (False, True)
+
+
+def test_truncated_tables_are_named() -> None:
+    ddl = "TRUNCATE TABLE a; TRUNCATE other.`b`; USE x; /* c */ TRUNCATE c; SELECT 1"
+    assert truncated_tables(ddl, "db") == [("db", "a"), ("other", "b"), ("x", "c")]
+    assert truncated_tables("ALTER TABLE a ADD b int", "db") == []
