@@ -314,8 +314,15 @@ class SchemaHistory:
             raise ConnectException(f"schema history record {self.topic}@{at} is not JSON: {exc}") from exc
         if not isinstance(document, dict) or document.get("source", {}).get("server") != self.server_name:
             return 0
-        if offset is not None and not position_at_or_before(document.get("position") or {}, offset):
-            return 0
+        recorded = document.get("position") or {}
+        try:
+            if offset is not None and not position_at_or_before(recorded, offset):
+                return 0
+        except (ValueError, TypeError) as exc:
+            raise ConnectException(
+                f"schema history record {self.topic}@{at}: cannot compare its position {recorded} "
+                f"with the offset {dict(offset or {})}: {exc}"
+            ) from exc
         ddl = document.get("ddl")
         if not ddl:
             return 0

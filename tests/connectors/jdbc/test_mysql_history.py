@@ -214,6 +214,16 @@ def test_a_record_that_is_not_json_fails_recovery(shared_broker: EmbeddedBroker)
         history(shared_broker, topic).recover(None, SchemaCatalog())
 
 
+def test_a_position_that_cannot_be_compared_fails_recovery(shared_broker: EmbeddedBroker) -> None:
+    topic = unique("history")
+    h = history(shared_broker, topic)
+    h.ensure_topic()
+    store(h, SchemaCatalog(), position(10, gtids="not a gtid set"), "CREATE TABLE t (a int)")
+    h.close()
+    with pytest.raises(ConnectException, match=rf"{topic}@0: cannot compare its position"):
+        history(shared_broker, topic).recover(position(20, gtids=f"{UUID_A}:1-3"), SchemaCatalog())
+
+
 def test_only_captured_tables_are_recorded_when_asked(shared_broker: EmbeddedBroker) -> None:
     topic = unique("history")
     h = history(
