@@ -398,3 +398,34 @@ def test_default_value_expressions_follow_debezium(default: str | None, expected
     catalog.apply("CREATE TABLE t (a varchar(10))", "db")
     column = catalog.table("db", "t").columns[0]  # type: ignore[union-attr]
     assert debezium_default(column.__class__(**{**column.__dict__, "default": default})) == expected
+
+
+def _gtid_text(transactions: set[tuple[str, int]]) -> str:
+    """A MySQL GTID set string for these (server uuid, transaction number) pairs."""
+    parts = []
+    for uuid in sorted({u for u, _ in transactions}):
+        numbers = sorted(n for u, n in transactions if u == uuid)
+        intervals: list[list[int]] = []
+        for n in numbers:
+            if intervals and intervals[-1][1] == n - 1:
+                intervals[-1][1] = n
+            else:
+                intervals.append([n, n])
+        parts.append(uuid + "".join(f":{a}" if a == b else f":{a}-{b}" for a, b in intervals))
+    return ",".join(parts)
+
+
+_transactions = st.sets(st.tuples(st.sampled_from([UUID_A, UUID_B]), st.integers(1, 12)), min_size=1)
+
+
+@given(recorded=_transactions, desired=_transactions)
+def test_differing_mysql_gtid_sets_compare_by_inclusion(
+    recorded: set[tuple[str, int]], desired: set[tuple[str, int]]
+) -> None:
+    at = {"file": "b.000009", "pos": 999}
+    before = {"file": "b.000001", "pos": 4}
+    actual = position_at_or_before(
+        {**at, "gtids": _gtid_text(recorded)}, {**before, "gtids": _gtid_text(desired)}
+    )
+    # Equal sets fall through to the binlog coordinates (here: after), differing ones compare by inclusion.
+    assert actual == (recorded < desired)
