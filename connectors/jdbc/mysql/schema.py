@@ -6,11 +6,10 @@ the snapshot and replays each DDL statement of the binlog (``SchemaCatalog.apply
 Debezium's MySQL connector does with its in-memory ``Tables``. Everything here is pure: no
 I/O, so the catalog can be rebuilt from the schema history topic and tested exhaustively.
 
-Names are matched case-insensitively (MySQL column names always are; table and database
-names are on the default ``lower_case_table_names`` of Windows/macOS and of MariaDB's
-packaged configs, and a binlog never holds two tables differing only by case that
-the connector could tell apart by a row event anyway); the model keeps the spelling of the
-DDL that created it.
+Names are matched case-insensitively: MySQL column names always are, table and database
+names are where ``lower_case_table_names`` is 1 or 2 (Windows, macOS; on Linux with 0 two
+tables differing only in case would share one entry). The model keeps the spelling of the DDL
+that created it.
 """
 
 from __future__ import annotations
@@ -33,9 +32,12 @@ class MySqlColumn:
     ``DECIMAL``, ``REAL``/``DOUBLE PRECISION`` -> ``DOUBLE``, ...). ``length`` is the
     ``(n)`` of the type: the length of character and binary types, the display width of
     integers, the precision of DECIMAL/FLOAT/DOUBLE, the fractional seconds of TIME/DATETIME/
-    TIMESTAMP. ``default`` is the default expression's SQL text as MySQL prints it (string
-    literals quoted, ``NULL`` for ``DEFAULT NULL``, ``current_timestamp(3)``...), ``None`` when
-    the column has no default.
+    TIMESTAMP. ``default`` is the default expression's SQL text as written (string literals
+    quoted, ``current_timestamp(3)``, ``(1 + 2)``...); ``"NULL"`` for ``DEFAULT NULL``, which
+    MySQL implies for a nullable column without DEFAULT; ``None`` when the column has no default
+    (NOT NULL without DEFAULT, AUTO_INCREMENT, generated). ``schema_changes.debezium_default``
+    gives Debezium's reading of it. ``charset`` is the column's own character set, ``None``
+    when it takes the table's (``MySqlTable.default_charset``).
     """
 
     name: str
