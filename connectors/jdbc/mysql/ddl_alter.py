@@ -80,6 +80,8 @@ class _Alter:
         self.renamed_to: tuple[str | None, str] | None = None
         self.charset = table.default_charset
         self.comment = table.comment
+        self.hidden_row_period = table.hidden_row_period
+        self.declares_period = False  # ADD PERIOD FOR SYSTEM_TIME in this statement
         self.redefined: set[str] = set()  # the columns this statement defines (lower-case names)
 
     def error(self, why: str) -> DdlError:
@@ -170,6 +172,11 @@ class _Alter:
 
     def add(self) -> None:
         r = self.r
+        if r.accept("SYSTEM", "VERSIONING"):
+            self.hidden_row_period = not self.declares_period
+            return
+        if r.word() == "PERIOD":
+            self.declares_period = True
         if r.word() in _NOT_COLUMNS:
             if r.accept("CONSTRAINT") and r.word() != "PRIMARY":
                 r.name()  # the constraint's name
@@ -198,6 +205,9 @@ class _Alter:
         r = self.r
         if r.accept("PRIMARY", "KEY"):
             self.key = []
+            return
+        if r.accept("SYSTEM", "VERSIONING"):
+            self.hidden_row_period = False
             return
         if r.word() in _NOT_COLUMNS:
             return
@@ -280,7 +290,12 @@ class _Alter:
 
     def result(self, database: str) -> MySqlTable:
         table = self.table.with_columns(self.columns)
-        table = replace(table, default_charset=self.charset, comment=self.comment)
+        table = replace(
+            table,
+            default_charset=self.charset,
+            comment=self.comment,
+            hidden_row_period=self.hidden_row_period,
+        )
         if self.renamed_to is not None:
             new_database, new_name = self.renamed_to
             table = replace(table, database=new_database or database, name=new_name)

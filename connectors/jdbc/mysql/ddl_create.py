@@ -12,6 +12,7 @@ options, then partitioning or a SELECT, which change no column.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Final
 
 from sqlglot import Token, TokenType
@@ -49,17 +50,19 @@ def create_table(
         source = catalog.table(*table_name(r, database))
         if source is None:
             return []  # a table the catalog does not hold (not captured): nothing to copy
-        table = MySqlTable(
-            db, name, source.columns, source.primary_key, source.default_charset, source.comment
-        )
+        table = replace(source, database=db, name=name)
     else:
         if not r.is_at(TokenType.L_PAREN):
             raise DdlError(f"CREATE TABLE without a column list: {sql.strip()!r}")
         r.take()
+        start = r.i
         columns, key = _definitions(r)
         charset, comment = _options(r)
         charset = charset or catalog.database_charset(db)
         table = with_primary_key(MySqlTable(db, name, tuple(columns), (), charset, comment), key)
+        if _has_words(tokens[r.i :], "WITH", "SYSTEM", "VERSIONING"):
+            declared = _has_words(tokens[start : r.i], "PERIOD", "FOR", "SYSTEM_TIME")
+            table = replace(table, hidden_row_period=not declared)
     catalog.put(table)
     return [TableChange("CREATE", table.id, table)]
 
@@ -124,3 +127,8 @@ def _options(r: TokenReader) -> tuple[str | None, str | None]:
 def _equals(r: TokenReader) -> None:
     if r.is_at(TokenType.EQ):
         r.take()
+
+
+def _has_words(tokens: Sequence[Token], *words: str) -> bool:
+    texts = [t.text.upper() for t in tokens]
+    return any(texts[i : i + len(words)] == list(words) for i in range(len(texts)))

@@ -74,6 +74,9 @@ class MySqlTable:
     primary_key: tuple[str, ...] = ()
     default_charset: str | None = None
     comment: str | None = None
+    # MariaDB's WITH SYSTEM VERSIONING without declared row_start/row_end columns: binlog row
+    # images carry two more values (row_start, row_end), after the columns here.
+    hidden_row_period: bool = False
 
     @property
     def id(self) -> str:

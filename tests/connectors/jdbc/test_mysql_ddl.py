@@ -666,3 +666,20 @@ def test_truncated_tables_are_named() -> None:
     ddl = "TRUNCATE TABLE a; TRUNCATE other.`b`; USE x; /* c */ TRUNCATE c; SELECT 1"
     assert truncated_tables(ddl, "db") == [("db", "a"), ("other", "b"), ("x", "c")]
     assert truncated_tables("ALTER TABLE a ADD b int", "db") == []
+
+
+def test_system_versioning_without_declared_row_columns_is_flagged() -> None:
+    # MariaDB logs the implicit row_start/row_end values after the visible columns.
+    catalog = SchemaCatalog()
+    (hidden,) = catalog.apply("CREATE TABLE h (x int) WITH SYSTEM VERSIONING", "db")
+    (declared,) = catalog.apply(
+        "CREATE TABLE d (x int, s timestamp(6) GENERATED ALWAYS AS ROW START,"
+        " e timestamp(6) GENERATED ALWAYS AS ROW END, PERIOD FOR SYSTEM_TIME (s, e)) WITH SYSTEM VERSIONING",
+        "db",
+    )
+    (plain,) = catalog.apply("CREATE TABLE p (x int)", "db")
+    flags = [c.table.hidden_row_period for c in (hidden, declared, plain)]  # type: ignore[union-attr]
+    assert flags == [True, False, False]
+    assert alter(catalog, "ALTER TABLE p ADD SYSTEM VERSIONING").hidden_row_period
+    assert not alter(catalog, "ALTER TABLE p DROP SYSTEM VERSIONING").hidden_row_period
+    assert alter(catalog, "ALTER TABLE h ADD COLUMN y int").hidden_row_period
