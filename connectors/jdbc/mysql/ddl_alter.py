@@ -3,16 +3,17 @@
 sqlglot parses only part of MySQL's ALTER TABLE: ``ADD (c1 ..., c2 ...)``, ``CONVERT TO
 CHARACTER SET``, ``RENAME AS``, ``ADD CONSTRAINT ... PRIMARY KEY USING BTREE`` and any list
 mixing column changes with index, engine or partition clauses fall back to a ``Command`` or
-fail, and RENAME TABLE is always a ``Command``. Both statements are flat lists of
-comma-separated actions, so they are read here from the tokens, with the column definitions
-read as in CREATE TABLE (``ddl_columns``). Index, engine, partition and other table options
-change no column and are skipped.
+fail, RENAME TABLE is always a ``Command`` and DROP TABLE ... WAIT n fails. These statements
+are flat lists of comma-separated actions or names, so they are read here from the tokens,
+with the column definitions read as in CREATE TABLE (``ddl_columns``). Index, engine,
+partition and other table options change no column and are skipped.
 
-Semantics are MySQL's: ``FIRST``/``AFTER`` place a column, otherwise ADD appends and
+Semantics are MySQL's, as checked against MariaDB (``test_mysql_schema``): the actions of one
+statement apply in order; ``FIRST``/``AFTER`` place a column, otherwise ADD appends and
 MODIFY/CHANGE keep the place; dropping or renaming a key column shrinks or renames the
-primary key; key columns are NOT NULL. An ALTER of a table the catalog does not hold (not
-captured) changes nothing; a column action naming a column the table lacks means the
-catalog is out of step with the server, which is a ``DdlError``.
+primary key; key columns are NOT NULL; CONVERT TO CHARACTER SET widens TEXT types. An ALTER of
+a table the catalog does not hold (not captured) changes nothing; a column action naming a
+column the table lacks means the catalog is out of step with the server, a ``DdlError``.
 """
 
 from __future__ import annotations
