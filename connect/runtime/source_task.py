@@ -37,11 +37,11 @@ from connect.runtime.source_delivery import (
     DeliveryHooks,
     Offsets,
     PerRecordAcks,
-    Transactional,
     wants_per_record_acks,
 )
 from connect.runtime.status import ConnectorTaskId, StatusListener, TargetState
 from connect.runtime.topic_creation import TopicCreation
+from connect.runtime.transactional_delivery import Transactional
 from connect.runtime.transformation_chain import ChainOutput, TransformationChain
 from connect.runtime.worker_task import WorkerTask
 from connect.storage.offsets import ConnectorOffsetReader, OffsetStorageWriter
