@@ -83,6 +83,7 @@ class _Alter:
         self.comment = table.comment
         self.hidden_row_period = table.hidden_row_period
         self.declares_period = False  # ADD PERIOD FOR SYSTEM_TIME in this statement
+        self.option_charset: str | None = None  # DEFAULT CHARSET / COLLATE given in this statement
         self.redefined: set[str] = set()  # the columns this statement defines (lower-case names)
 
     def error(self, why: str) -> DdlError:
@@ -247,18 +248,15 @@ class _Alter:
             collation = r.name().lower()
         if charset == "default":
             charset = self.charset or charset
-        self.columns = [
-            replace(
-                c,
-                type_name=_text_type_for(c.type_name, c.charset or self.charset, charset),
-                type_expression=_text_type_for(c.type_name, c.charset or self.charset, charset),
-                charset=charset,
-                collation=collation,
-            )
-            if c.type_name in _TEXT_TYPES
-            else c
-            for c in self.columns
-        ]
+        converted: list[MySqlColumn] = []
+        for c in self.columns:
+            if c.type_name in _TEXT_TYPES:
+                # A column this statement defines is made in the new charset: nothing to widen.
+                old = charset if c.name.lower() in self.redefined else c.charset or self.charset
+                wider = _text_type_for(c.type_name, old, charset)
+                c = replace(c, type_name=wider, type_expression=wider, charset=charset, collation=collation)
+            converted.append(c)
+        self.columns = converted
         self.charset = charset
 
     def table_option(self) -> None:
@@ -287,13 +285,14 @@ class _Alter:
                 else c
                 for c in self.columns
             ]
-        self.charset = charset
+        self.charset = self.option_charset = charset
 
     def result(self, database: str) -> MySqlTable:
         table = self.table.with_columns(self.columns)
         table = replace(
             table,
-            default_charset=self.charset,
+            # A DEFAULT CHARSET option outranks CONVERT TO's charset wherever it stands (MariaDB).
+            default_charset=self.option_charset or self.charset,
             comment=self.comment,
             hidden_row_period=self.hidden_row_period,
         )

@@ -683,3 +683,22 @@ def test_system_versioning_without_declared_row_columns_is_flagged() -> None:
     assert alter(catalog, "ALTER TABLE p ADD SYSTEM VERSIONING").hidden_row_period
     assert not alter(catalog, "ALTER TABLE p DROP SYSTEM VERSIONING").hidden_row_period
     assert alter(catalog, "ALTER TABLE h ADD COLUMN y int").hidden_row_period
+
+
+def test_charset_actions_within_one_alter_statement() -> None:
+    """Cases the server-judged random ALTERs found (test_mysql_schema), pinned here."""
+    catalog = SchemaCatalog()
+    catalog.apply("CREATE TABLE t (a varchar(10), b text) DEFAULT CHARSET=latin1", "db")
+    table = alter(catalog, "ALTER TABLE t MODIFY a text, CONVERT TO CHARACTER SET utf8mb4")
+    assert [(c.type_name, c.charset) for c in table.columns] == [
+        ("TEXT", "utf8mb4"),
+        ("MEDIUMTEXT", "utf8mb4"),
+    ]
+    table = alter(catalog, "ALTER TABLE t DEFAULT CHARSET=latin1, CONVERT TO CHARACTER SET utf8mb4")
+    assert table.default_charset == "latin1"  # the option outranks CONVERT's default
+    table = alter(catalog, "ALTER TABLE t ADD COLUMN n varchar(3), DEFAULT CHARSET=utf8mb4")
+    effective = [(c.name, c.charset or table.default_charset) for c in table.columns]
+    assert effective == [("a", "utf8mb4"), ("b", "utf8mb4"), ("n", "utf8mb4")]
+    table = alter(catalog, "ALTER TABLE t CHARSET=latin1")
+    effective = [(c.name, c.charset or table.default_charset) for c in table.columns]
+    assert effective == [("a", "utf8mb4"), ("b", "utf8mb4"), ("n", "utf8mb4")]  # existing columns keep theirs
