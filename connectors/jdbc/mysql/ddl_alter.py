@@ -84,6 +84,7 @@ class _Alter:
         self.hidden_row_period = table.hidden_row_period
         self.declares_period = False  # ADD PERIOD FOR SYSTEM_TIME in this statement
         self.option_charset: str | None = None  # DEFAULT CHARSET / COLLATE given in this statement
+        self.added: set[str] = set()  # the columns this statement ADDs (lower-case names)
         self.redefined: set[str] = set()  # the columns this statement defines (lower-case names)
 
     def error(self, why: str) -> DdlError:
@@ -119,6 +120,11 @@ class _Alter:
             self.key = [definition.column.name]
         return definition.column
 
+    def kept_place(self, name: str, index: int) -> int:
+        """Where MODIFY/CHANGE without FIRST/AFTER leaves a column: in place, except a column
+        ADDed earlier in the same statement, which MariaDB then places after all others."""
+        return len(self.columns) if name.lower() in self.added else index
+
     def rename_key_column(self, old: str, new: str) -> None:
         self.key = [new if k.lower() == old.lower() else k for k in self.key]
 
@@ -141,7 +147,7 @@ class _Alter:
                 return  # MariaDB's MODIFY IF EXISTS of a column that is not there
             index = self.existing(column.name)
             del self.columns[index]
-            self.place(column, index)
+            self.place(column, self.kept_place(column.name, index))
         elif r.accept("CHANGE"):
             r.accept("COLUMN")
             if_exists = r.accept("IF", "EXISTS")
@@ -152,7 +158,7 @@ class _Alter:
             del self.columns[index]
             column = self.column_definition()
             self.rename_key_column(old, column.name)
-            self.place(column, index)
+            self.place(column, self.kept_place(old, index))
         elif r.accept("RENAME", "COLUMN"):
             old = r.name()
             r.accept("TO")
@@ -191,6 +197,7 @@ class _Alter:
             r.take()
             while True:
                 self.columns.append(self.column_definition())
+                self.added.add(self.columns[-1].name.lower())
                 if not r.is_at(TokenType.COMMA):
                     break
                 r.take()
@@ -202,6 +209,7 @@ class _Alter:
         if self.find(column.name) >= 0:
             return  # ADD COLUMN IF NOT EXISTS of a column that exists (MariaDB)
         self.place(column, len(self.columns))
+        self.added.add(column.name.lower())
 
     def drop(self) -> None:
         r = self.r

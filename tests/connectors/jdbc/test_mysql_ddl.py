@@ -702,3 +702,14 @@ def test_charset_actions_within_one_alter_statement() -> None:
     table = alter(catalog, "ALTER TABLE t CHARSET=latin1")
     effective = [(c.name, c.charset or table.default_charset) for c in table.columns]
     assert effective == [("a", "utf8mb4"), ("b", "utf8mb4"), ("n", "utf8mb4")]  # existing columns keep theirs
+
+
+def test_modify_of_a_column_added_in_the_same_statement_moves_it_last() -> None:
+    """MariaDB places a column ADDed and then MODIFYed/CHANGEd (without FIRST/AFTER) in one
+    statement after all others (found by the server-judged random ALTERs)."""
+    catalog = SchemaCatalog()
+    catalog.apply("CREATE TABLE t (a int, b int)", "db")
+    table = alter(catalog, "ALTER TABLE t ADD COLUMN n int FIRST, MODIFY n bigint")
+    assert [(c.name, c.type_name) for c in table.columns] == [("a", "INT"), ("b", "INT"), ("n", "BIGINT")]
+    table = alter(catalog, "ALTER TABLE t ADD COLUMN m int FIRST, CHANGE m mm int AFTER a")
+    assert [c.name for c in table.columns] == ["a", "mm", "b", "n"]
