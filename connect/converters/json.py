@@ -52,6 +52,7 @@ from connect.api.headers import Headers
 from connect.api.record_columns import StructColumn
 from connect.converters.config_values import config_bool, config_choice, config_int
 from connect.converters.java_numbers import format_double, format_float, to_float32
+from connect.converters.json_envelopes import read_envelopes
 from connect.converters.json_errors import JsonProblem, NeedExactNumbers, json_type
 from connect.converters.json_readers import (
     array_reader,
@@ -595,7 +596,8 @@ class JsonConverter(Converter, HeaderConverter):
 
     def to_connect_batch(self, topic: str, data: Sequence[bytes | None]) -> ConvertedBatch:
         if self.schemas_enable:
-            return super().to_connect_batch(topic, data)
+            schemas, values = read_envelopes(data, self._fast_entry, partial(self.to_connect_data, topic))
+            return ConvertedBatch(schemas, values)
         # Schemaless, the usual case for JSON topics: each value is its document. Decoded
         # only when a value is read; a sink that copies JSON asks for the raw form instead.
         data = list(data)
@@ -667,6 +669,9 @@ class JsonConverter(Converter, HeaderConverter):
             return SchemaAndValue(schema, reader(payload))
         except JsonProblem as e:
             raise DataException(f"Converting JSON to Kafka Connect data failed: {e.message()}") from None
+
+    def _fast_entry(self, node: Any) -> tuple[Schema, Reader]:
+        return self._reader_entry(node, exact=False)
 
     def _reader_entry(self, node: Any, exact: bool) -> tuple[Schema, Reader]:
         if exact:  # decimals in the node: not orjson-serializable, and rare enough not to cache
