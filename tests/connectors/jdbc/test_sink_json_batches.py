@@ -67,7 +67,7 @@ def test_a_batch_reads_each_datum_as_reading_it_alone(datum: bytes | None) -> No
     good = envelope(ROW, b'{"id":9}')
     try:
         batch = converter.to_connect_batch("t", [good, datum, good])
-        got = ("ok", batch.schemas[1], batch.values[1])
+        got: tuple[str, Any, Any] = ("ok", batch.schemas[1], batch.values[1])
         assert batch.values[0] == batch.values[2] == one(converter, good)[2]
     except DataException as exc:
         got = ("error", type(exc), str(exc))
