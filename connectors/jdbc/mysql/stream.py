@@ -11,13 +11,15 @@ sets or ENUM/SET members: before a rows event is decoded, its table map is given
 names, character sets and members of the table as the schema catalog knows it at that
 point of the binlog (so rows after an ALTER are read with the new schema).
 
-DDL (``QueryEvent`` other than ``BEGIN``/``COMMIT``) goes to ``on_ddl``, which updates the
-catalog and the schema history and returns the schema change records.
+DDL (``QueryEvent`` other than ``BEGIN``/``COMMIT``/``SAVEPOINT``/``ROLLBACK``/``XA`` and
+statement-form DML) goes to ``on_ddl``, which updates the catalog and the schema history and
+returns the schema change records; every such statement, also one that changes no table.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +40,7 @@ log = logging.getLogger(__name__)
 #: starts with them), fewer go row by row.
 BATCH_ROWS = 32
 _MARIADB_STANDALONE = 0x01  # a GTID event's flag: no BEGIN/COMMIT follows (DDL)
+_DML = re.compile(r"\s*(?:/\*.*?\*/\s*)*(?:INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE | re.DOTALL)
 
 
 class GtidSet:
@@ -165,6 +168,11 @@ class ChangeStream:
                 self._commit()
                 return []
             if upper.startswith(("SAVEPOINT", "ROLLBACK", "XA ")):
+                return []
+            if _DML.match(query):
+                # As Debezium: statement-form DML (a session with binlog_format=STATEMENT or
+                # MIXED) is no DDL; its rows are not in the binlog as rows, so it is lost.
+                log.warning("skipping DML logged as a statement (binlog_format not ROW): %.200s", query)
                 return []
             schema = event.schema.decode() if isinstance(event.schema, bytes) else event.schema
             gtid = self.tx_gtid

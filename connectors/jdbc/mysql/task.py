@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import logging
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -67,6 +68,19 @@ log = logging.getLogger(__name__)
 
 VERSION = "1.0.0"
 _FIRST_BACKOFF_S = 0.5
+_DATABASE_DDL = re.compile(
+    r"\s*(?:CREATE|DROP|ALTER)\s+(?:DATABASE|SCHEMA)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?(`(?:[^`]|``)+`|[\w$]+)",
+    re.IGNORECASE,
+)
+
+
+def database_of(ddl: str) -> str | None:
+    """The database a CREATE/ALTER/DROP DATABASE statement names (None for other statements)."""
+    match = _DATABASE_DDL.match(ddl)
+    if match is None:
+        return None
+    name = match.group(1)
+    return name[1:-1].replace("``", "`") if name.startswith("`") else name
 
 
 class Phase(enum.Enum):
@@ -428,13 +442,28 @@ class MySqlSourceTask(SourceTask):
                 log.warning("skipping DDL the connector cannot parse (%s): %s", exc, ddl)
                 return []
             raise
-        if not changes:
-            return []
         history = self._history
         assert history is not None
+        # Every DDL statement is recorded, also one that changes no table (CREATE DATABASE
+        # ... CHARACTER SET: recovery needs the database's default character set).
         history.record({"server": config.topic_prefix}, offset, database, ddl, changes, position.ts_ms)
+        if not config.include_schema_changes:
+            return []
+        if not changes:
+            # A database-level statement, as Debezium's: reported for the database it names
+            # (or runs in) when the database filters select it, with no table changes.
+            target = database_of(ddl) or database
+            if target is not None and not self._database_selected(target):
+                return []
+            source = self.events.source(target or "", None, position)
+            prefix = config.topic_prefix
+            return [
+                schema_change_record(
+                    prefix, source, target, ddl, [], position.ts_ms, self.events.partition, offset
+                )
+            ]
         captured = [c for c in changes if self._captures(*c.id.split(".", 1))]
-        if not config.include_schema_changes or not captured:
+        if not captured:
             return []
         first = captured[0].id.split(".", 1)
         source = self.events.source(first[0], first[1], position)
@@ -450,6 +479,14 @@ class MySqlSourceTask(SourceTask):
                 offset,
             )
         ]
+
+    def _database_selected(self, database: str) -> bool:
+        filters = self.filters
+        if database.lower() in SYSTEM_DATABASES:
+            return False
+        if filters.schema_include:
+            return any(p.fullmatch(database) for p in filters.schema_include)
+        return not any(p.fullmatch(database) for p in filters.schema_exclude)
 
     def _heartbeat(self) -> SourceRecord | None:
         interval_ms = self.config.heartbeat_interval_ms

@@ -1,0 +1,117 @@
+"""How the MySQL CDC task uses the schema history, against the session's MariaDB and broker:
+every DDL statement is recorded (also database-level ones, with no table changes), the
+snapshot records each database's ``SHOW CREATE DATABASE``, only captured tables' DDL when
+asked, and system-versioned tables with hidden row period columns stream."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+
+from broker.server import EmbeddedBroker
+from connect.api import SourceRecord
+from connectors.jdbc.mysql.task import MySqlSourceTask
+from tests.connectors.jdbc.test_mysql_support import (
+    BinlogDatabase,
+    Worker,
+    binlog_db,
+    data,
+    mariadb_binlog,
+    row,
+)
+from tests.support import unique
+
+FIXTURES = (mariadb_binlog, binlog_db)
+
+
+@pytest.fixture
+def workers() -> Iterator[list[Worker]]:
+    made: list[Worker] = []
+    yield made
+    for w in made:
+        w.stop()
+
+
+def start(db: BinlogDatabase, broker: EmbeddedBroker, workers: list[Worker], **settings: str) -> Worker:
+    config = db.config(unique("srv").replace("-", "_"), broker.bootstrap, **settings)
+    worker = Worker(MySqlSourceTask(), config)
+    workers.append(worker)
+    return worker
+
+
+def restart(worker: Worker, workers: list[Worker]) -> Worker:
+    worker.stop()
+    workers.remove(worker)
+    again = Worker(MySqlSourceTask(), worker.config, worker.store)
+    workers.append(again)
+    return again
+
+
+def history(worker: Worker) -> list[dict[str, Any]]:
+    """Every record of the worker's schema history topic (record() returns once written)."""
+    topic = worker.config["schema.history.internal.kafka.topic"]
+    bootstrap = worker.config["schema.history.internal.kafka.bootstrap.servers"]
+    settings = {"bootstrap.servers": bootstrap, "group.id": unique("h"), "enable.auto.commit": False}
+    consumer = Consumer(settings)
+    try:
+        low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+        consumer.assign([TopicPartition(topic, 0, low)])
+        out: list[dict[str, Any]] = []
+        for _ in range(200):
+            for message in consumer.consume(100, 0.1):
+                if message.error() is None:
+                    out.append(json.loads(message.value() or b"null"))
+            if consumer.position([TopicPartition(topic, 0)])[0].offset >= high:
+                break
+        return out
+    finally:
+        consumer.close()
+
+
+def schema_changes(worker: Worker, records: list[SourceRecord]) -> list[SourceRecord]:
+    return [r for r in records if r.topic == worker.config["topic.prefix"]]
+
+
+def test_every_ddl_statement_is_recorded_and_reported_but_no_dml(
+    binlog_db: BinlogDatabase, shared_broker: EmbeddedBroker, workers: list[Worker]
+) -> None:
+    binlog_db.run("CREATE TABLE t (id INT PRIMARY KEY)")
+    worker = start(binlog_db, shared_broker, workers)
+    worker.streaming()
+    other = f"{binlog_db.name}_other"
+    binlog_db.run(
+        f"CREATE DATABASE {other} CHARACTER SET latin1",
+        f"DROP DATABASE {other}",
+        f"ALTER DATABASE {binlog_db.name} CHARACTER SET latin1",
+        # DML logged as a statement is no DDL: neither recorded nor reported.
+        "SET SESSION binlog_format = 'STATEMENT'",
+        "INSERT INTO t VALUES (1)",
+        "SET SESSION binlog_format = 'ROW'",
+        "INSERT INTO t VALUES (2)",
+    )
+    records = worker.count(1)
+    assert [row(r) for r in data(records)] == [{"id": 2}]
+    ddl = [h["ddl"] for h in history(worker)]
+    assert f"CREATE DATABASE {other} CHARACTER SET latin1" in ddl
+    assert f"DROP DATABASE {other}" in ddl
+    altered = [h for h in history(worker) if h["ddl"].startswith("ALTER DATABASE")]
+    assert [(h["databaseName"], h["tableChanges"]) for h in altered] == [(binlog_db.name, [])]
+    assert not any(d.startswith("INSERT") for d in ddl)
+    # Schema change events for the statements on captured databases only (not on `other`).
+    reported = schema_changes(worker, records)
+    seen = [(r.key.get("databaseName"), r.value.get("ddl"), r.value.get("tableChanges")) for r in reported]
+    assert seen == [(binlog_db.name, f"ALTER DATABASE {binlog_db.name} CHARACTER SET latin1", [])]
+    assert reported[0].value.get("source").get("db") == binlog_db.name
+    # A new task recovers the database's default character set from the history: a table
+    # created afterwards without one has latin1 columns.
+    worker.acknowledge(records[-1])
+    worker = restart(worker, workers)
+    worker.streaming()
+    binlog_db.run("CREATE TABLE u (id INT PRIMARY KEY, s VARCHAR(10))", "INSERT INTO u VALUES (1, 'é')")
+    assert binlog_db.rows("SELECT HEX(s) FROM u") == [("E9",)]
+    records = worker.count(1)
+    assert row(data(records)[0]) == {"id": 1, "s": "é"}
