@@ -7,7 +7,8 @@
    release them); ``none``: no lock;
 3. ``START TRANSACTION WITH CONSISTENT SNAPSHOT`` at REPEATABLE READ;
 4. read the binlog position (and GTIDs) the snapshot corresponds to;
-5. ``SHOW CREATE TABLE`` of each table, for the schema catalog and history;
+5. ``SHOW CREATE DATABASE`` of each database whose tables' schemas are read (their default
+   character sets), then ``SHOW CREATE TABLE`` of each table, for the schema catalog and history;
 6. minimal: unlock (the transaction keeps its consistent view);
 7. scan the tables (``SELECT *``, unbuffered), then commit and unlock.
 
@@ -59,6 +60,8 @@ class SnapshotRow:
 @dataclass(slots=True)
 class SchemaSnapshot:
     point: SnapshotPoint
+    #: (database, SHOW CREATE DATABASE text) of every database whose tables' schemas were read
+    databases: list[tuple[str, str]]
     #: (database, table, SHOW CREATE TABLE text) of every table whose schema was read
     ddl: list[tuple[str, str, str]]
     captured: list[tuple[str, str]]
@@ -66,13 +69,15 @@ class SchemaSnapshot:
 
 def captured_tables(
     conn: Any, filters: Filters, all_tables: bool
-) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """(tables whose schema to read, tables to capture), as (database, table)."""
+) -> tuple[list[str], list[tuple[str, str]], list[tuple[str, str]]]:
+    """(databases whose schema to read, tables whose schema to read, tables to capture), the
+    tables as (database, table)."""
     with conn.cursor() as cur:
         cur.execute("SHOW DATABASES")
         databases = [str(r[0]) for r in cur.fetchall() if str(r[0]).lower() not in SYSTEM_DATABASES]
         schemas: list[tuple[str, str]] = []
         captured: list[tuple[str, str]] = []
+        selected: list[str] = []
         for db in databases:
             if not filters.captures_table(db, "") and not any(p.pattern for p in filters.table_include):
                 pass
@@ -84,7 +89,9 @@ def captured_tables(
                     captured.append((db, table))
                 if capture or (all_tables and _database_captured(filters, db)):
                     schemas.append((db, table))
-    return schemas, captured
+            if (all_tables and _database_captured(filters, db)) or any(d == db for d, _ in schemas):
+                selected.append(db)
+    return selected, schemas, captured
 
 
 def _database_captured(filters: Filters, db: str) -> bool:
@@ -105,7 +112,7 @@ def begin_snapshot(
     position, and whether locks are still held (released by ``SnapshotReader.finish``)."""
     import pymysql
 
-    schemas, captured = captured_tables(conn, filters, store_all_schemas)
+    databases, schemas, captured = captured_tables(conn, filters, store_all_schemas)
     mode = config.locking_mode
     held = False
     global_lock = False
@@ -133,6 +140,10 @@ def begin_snapshot(
             # keep the tables still while the snapshot reads them.)
             cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
         file, pos, gtids = current_position(conn, info, config)
+        created: list[tuple[str, str]] = []
+        for db in databases:
+            cur.execute(f"SHOW CREATE DATABASE {quote(db)}")
+            created.append((db, str(cur.fetchone()[1])))
         ddl: list[tuple[str, str, str]] = []
         for db, table in schemas:
             cur.execute(f"SHOW CREATE TABLE {quote(db)}.{quote(table)}")
@@ -141,7 +152,7 @@ def begin_snapshot(
             cur.execute("UNLOCK TABLES")
             held = False
     log.info("snapshot at binlog %s:%d (gtids %s), %d tables captured", file, pos, gtids, len(captured))
-    return SchemaSnapshot(SnapshotPoint(file, pos, gtids), ddl, captured), held
+    return SchemaSnapshot(SnapshotPoint(file, pos, gtids), created, ddl, captured), held
 
 
 class SnapshotReader:

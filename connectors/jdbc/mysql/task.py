@@ -274,6 +274,28 @@ class MySqlSourceTask(SourceTask):
         history_position = self._offset_of(plan.resume) if plan.resume is not None else offset
         records: list[SourceRecord] = []
         position = Position(self._snapshot_ts_ms, "true", info.server_id, None, point.file, point.pos, 0)
+        # Each database's CREATE DATABASE first, as Debezium's snapshot: its default character
+        # set is what a later CREATE TABLE without one gets.
+        for db, ddl in schemas.databases:
+            self._doing = f"reading the schema of database {db}"
+            changes = self._catalog.apply(ddl, db)
+            history.record(
+                {"server": config.topic_prefix}, history_position, db, ddl, changes, self._snapshot_ts_ms
+            )
+            if config.include_schema_changes and self._database_selected(db):
+                source = self.events.source(db, None, position)
+                records.append(
+                    schema_change_record(
+                        config.topic_prefix,
+                        source,
+                        db,
+                        ddl,
+                        changes,
+                        self._snapshot_ts_ms,
+                        self.events.partition,
+                        offset,
+                    )
+                )
         for db, table, ddl in schemas.ddl:
             self._doing = f"reading the schema of {db}.{table}"
             self._catalog.remove(db, table)

@@ -115,3 +115,28 @@ def test_every_ddl_statement_is_recorded_and_reported_but_no_dml(
     assert binlog_db.rows("SELECT HEX(s) FROM u") == [("E9",)]
     records = worker.count(1)
     assert row(data(records)[0]) == {"id": 1, "s": "é"}
+
+
+def test_the_snapshot_records_each_databases_create_database_before_its_tables(
+    binlog_db: BinlogDatabase, shared_broker: EmbeddedBroker, workers: list[Worker]
+) -> None:
+    binlog_db.run(
+        f"ALTER DATABASE {binlog_db.name} CHARACTER SET latin1", "CREATE TABLE t (id INT PRIMARY KEY)"
+    )
+    worker = start(binlog_db, shared_broker, workers)
+    records = worker.streaming()
+    recorded = [(h["databaseName"], h["ddl"], h["tableChanges"]) for h in history(worker)]
+    assert recorded[0][0] == binlog_db.name and recorded[0][2] == []
+    assert recorded[0][1].startswith(f"CREATE DATABASE `{binlog_db.name}`") and "latin1" in recorded[0][1]
+    assert recorded[1][1].startswith("CREATE TABLE `t`")
+    reported = [r.value.get("ddl") for r in schema_changes(worker, records)]
+    assert reported[:2] == [recorded[0][1], recorded[1][1]]
+    # A table created afterwards without a character set takes the database's (latin1): its
+    # values decode as latin1, also in a new task that recovers the schemas from the history.
+    binlog_db.run("CREATE TABLE u (id INT PRIMARY KEY, s VARCHAR(10))", "INSERT INTO u VALUES (1, 'é')")
+    records = worker.count(1)
+    assert row(data(records)[0]) == {"id": 1, "s": "é"}
+    worker.acknowledge(records[-1])
+    worker = restart(worker, workers)
+    binlog_db.run("INSERT INTO u VALUES (2, 'ü')")
+    assert row(data(worker.count(1))[0]) == {"id": 2, "s": "ü"}
