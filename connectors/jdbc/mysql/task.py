@@ -199,6 +199,7 @@ class MySqlSourceTask(SourceTask):
                 recovery_attempts=config.history_recovery_attempts,
                 store_only_captured_tables_ddl=config.history_store_only_captured,
                 skip_unparseable_ddl=config.history_skip_unparseable,
+                captured=self._captures,  # for store.only.captured.tables.ddl
             )
         return self._history
 
@@ -468,7 +469,8 @@ class MySqlSourceTask(SourceTask):
         assert history is not None
         # Every DDL statement is recorded, also one that changes no table (CREATE DATABASE
         # ... CHARACTER SET: recovery needs the database's default character set).
-        history.record({"server": config.topic_prefix}, offset, database, ddl, changes, position.ts_ms)
+        if changes or not config.history_store_only_captured or self._names_selected_database(ddl):
+            history.record({"server": config.topic_prefix}, offset, database, ddl, changes, position.ts_ms)
         if not config.include_schema_changes:
             return []
         if not changes:
@@ -501,6 +503,13 @@ class MySqlSourceTask(SourceTask):
                 offset,
             )
         ]
+
+    def _names_selected_database(self, ddl: str) -> bool:
+        """Whether a statement that changes no table is a CREATE/ALTER/DROP DATABASE of a
+        selected database: with store.only.captured.tables.ddl the only such statements
+        recorded, as Debezium (an ALTER of a table it never read changes nothing either)."""
+        target = database_of(ddl)
+        return target is not None and self._database_selected(target)
 
     def _database_selected(self, database: str) -> bool:
         filters = self.filters

@@ -140,3 +140,29 @@ def test_the_snapshot_records_each_databases_create_database_before_its_tables(
     worker = restart(worker, workers)
     binlog_db.run("INSERT INTO u VALUES (2, 'ü')")
     assert row(data(worker.count(1))[0]) == {"id": 2, "s": "ü"}
+
+
+def test_only_captured_tables_ddl_is_recorded_when_asked(
+    binlog_db: BinlogDatabase, shared_broker: EmbeddedBroker, workers: list[Worker]
+) -> None:
+    binlog_db.run("CREATE TABLE t (id INT PRIMARY KEY)", "CREATE TABLE skipped (id INT PRIMARY KEY)")
+    worker = start(
+        binlog_db,
+        shared_broker,
+        workers,
+        **{
+            "table.include.list": f"{binlog_db.name}.t",
+            "schema.history.internal.store.only.captured.tables.ddl": "true",
+        },
+    )
+    worker.streaming()
+    binlog_db.run(
+        "ALTER TABLE skipped ADD COLUMN a INT",
+        "CREATE TABLE other (id INT PRIMARY KEY)",
+        "ALTER TABLE t ADD COLUMN b INT",
+        "INSERT INTO t VALUES (1, 2)",
+    )
+    assert row(data(worker.count(1))[0]) == {"id": 1, "b": 2}
+    tables = [[c["id"] for c in h["tableChanges"]] for h in history(worker)]
+    qualified = f'"{binlog_db.name}"."t"'
+    assert tables == [[], [qualified], [qualified]]  # CREATE DATABASE, CREATE TABLE t, ALTER TABLE t
