@@ -102,8 +102,11 @@ class TableModel:
     key_columns: tuple[Column, ...] = ()
 
     def binlog_values(self, image: Mapping[str, Any], none_sources: Mapping[str, Any] | None) -> list[Any]:
-        """A binlog row image's values in position order."""
+        """A binlog row image's values in position order (without values past the table's
+        columns: a system-versioned table's hidden row period)."""
         values = list(image.values())
+        if len(values) > self.column_count:
+            del values[self.column_count :]
         if none_sources and self.not_null_stand_ins:
             for i, name, stand_in in self.not_null_stand_ins:
                 if values[i] is None and none_sources.get(name) not in (None, "null"):

@@ -18,9 +18,10 @@ returns the schema change records; every such statement, also one that changes n
 
 from __future__ import annotations
 
+import datetime
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from connect.api import ConnectException, SourceRecord, SourceRecordBatch, StructColumn
@@ -40,6 +41,8 @@ log = logging.getLogger(__name__)
 #: starts with them), fewer go row by row.
 BATCH_ROWS = 32
 _MARIADB_STANDALONE = 0x01  # a GTID event's flag: no BEGIN/COMMIT follows (DDL)
+_HIDDEN_PERIOD = ("\x00row_start", "\x00row_end")
+_END_OF_TIME = datetime.datetime(2038, 1, 19, 3, 14, 7)
 _DML = re.compile(r"\s*(?:/\*.*?\*/\s*)*(?:INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE | re.DOTALL)
 
 
@@ -237,7 +240,7 @@ class ChangeStream:
             return None
         model, skip = target
         rows = event.rows
-        if len(rows) - skip < BATCH_ROWS:
+        if len(rows) - skip < BATCH_ROWS or model.table.hidden_row_period:
             return None  # a few rows: the row path costs less than the columns
         values_of = model.binlog_values
         images = [values_of(r["values"], r.get("none_sources")) for r in rows[skip:]]
@@ -323,16 +326,33 @@ class ChangeStream:
             self.tx_file, self.tx_pos, self.tx_gtids_before, index, 0, ts_sec, self.server_id
         )
         key_of, value_of, values_of = model.key, model.value, model.binlog_values
+        versioned = model.table.hidden_row_period
         out: list[SourceRecord] = []
         append = out.append
         for k in range(skip_rows, len(rows)):
             row = rows[k]
             offset = base.copy()
             offset["row"] = k + 1
-            if kind == "WriteRowsEvent":
+            if versioned:
+                # A system-versioned table logs the old versions it keeps as rows too: an
+                # UPDATE writes the old version (row_end: now) besides updating the current
+                # row, a DELETE updates the current row's row_end to now. The events follow
+                # the table's current rows, as a reader of the table sees them.
+                if kind == "UpdateRowsEvent" and _historical(row["after_values"]):
+                    if _historical(row["before_values"]):
+                        continue
+                    kind_here = "DeleteRowsEvent"
+                    row = {"values": row["before_values"], "none_sources": row.get("before_none_sources")}
+                elif kind != "UpdateRowsEvent" and _historical(row["values"]):
+                    continue
+                else:
+                    kind_here = kind
+            else:
+                kind_here = kind
+            if kind_here == "WriteRowsEvent":
                 values = values_of(row["values"], row.get("none_sources"))
                 append(emit("c", key_of(values), None, value_of(values), k, offset))
-            elif kind == "DeleteRowsEvent":
+            elif kind_here == "DeleteRowsEvent":
                 values = values_of(row["values"], row.get("none_sources"))
                 key = key_of(values)
                 # The delete's offset does not cover its tombstone yet: a restart between them
@@ -364,13 +384,18 @@ class ChangeStream:
         if getattr(table_map, "sluiceway_table", None) is table:
             return
         columns = table_map.columns
-        if len(columns) != len(table.columns):
+        # MariaDB's hidden row_start/row_end of WITH SYSTEM VERSIONING come last in row images.
+        hidden = _HIDDEN_PERIOD if table.hidden_row_period else ()
+        if len(columns) != len(table.columns) + len(hidden):
             raise ConnectException(
                 f"the binlog has {len(columns)} columns for table {table.id} at {self.file}:{self.tx_pos}, "
                 f"but its schema (from the schema history) has {len(table.columns)}: the schema history does "
                 "not match the binlog; set snapshot.mode=recovery (no DDL since) or when_needed and restart"
             )
-        for binlog_column, column in zip(columns, table.columns, strict=True):
+        for binlog_column, name in zip(columns[len(table.columns) :], hidden, strict=True):
+            # Names no real column can have (they would collide in the row dicts otherwise).
+            binlog_column.name = name
+        for binlog_column, column in zip(columns, table.columns, strict=False):
             binlog_column.name = column.name
             binlog_column.unsigned = column.unsigned
             charset = binlog_charset(column, table.default_charset)
@@ -381,6 +406,13 @@ class ChangeStream:
             elif column.type_name == "SET":
                 binlog_column.set_values = list(column.enum_values)
         table_map.sluiceway_table = table
+
+
+def _historical(image: Mapping[str, Any]) -> bool:
+    """Whether a system-versioned row image is an old version: its hidden row_end is a past
+    moment, not the end of time (2038-01-19 03:14:07.999999 UTC; 2106-02-07 since MariaDB 11.5)."""
+    row_end = image.get(_HIDDEN_PERIOD[1])
+    return isinstance(row_end, datetime.datetime) and row_end < _END_OF_TIME
 
 
 def _convert_columns(specs: Sequence[Column], columns: Sequence[Sequence[Any]]) -> list[Sequence[Any]] | None:

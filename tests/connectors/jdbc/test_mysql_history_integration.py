@@ -166,3 +166,27 @@ def test_only_captured_tables_ddl_is_recorded_when_asked(
     tables = [[c["id"] for c in h["tableChanges"]] for h in history(worker)]
     qualified = f'"{binlog_db.name}"."t"'
     assert tables == [[], [qualified], [qualified]]  # CREATE DATABASE, CREATE TABLE t, ALTER TABLE t
+
+
+def test_a_system_versioned_table_with_hidden_row_period_columns_streams(
+    binlog_db: BinlogDatabase, shared_broker: EmbeddedBroker, workers: list[Worker]
+) -> None:
+    # Its binlog row images end with the hidden row_start and row_end values.
+    binlog_db.run("CREATE TABLE v (id INT PRIMARY KEY, a VARCHAR(10)) WITH SYSTEM VERSIONING")
+    worker = start(binlog_db, shared_broker, workers, include_schema_changes="false")
+    worker.streaming()
+    binlog_db.run(
+        "INSERT INTO v VALUES (1, 'x'), (2, 'y')",
+        "UPDATE v SET a = 'z' WHERE id = 1",
+        "DELETE FROM v WHERE id = 2",
+    )
+    records = data(worker.count(5))
+    # As the table's current rows: the old versions MariaDB logs (an UPDATE's, a DELETE's
+    # row_end update) are no events of their own; the delete has its tombstone.
+    assert [r.value is None for r in records] == [False] * 4 + [True]
+    assert [(r.value.get("op"), row(r, "before"), row(r)) for r in records if r.value] == [
+        ("c", None, {"id": 1, "a": "x"}),
+        ("c", None, {"id": 2, "a": "y"}),
+        ("u", {"id": 1, "a": "x"}, {"id": 1, "a": "z"}),
+        ("d", {"id": 2, "a": "y"}, None),
+    ]
