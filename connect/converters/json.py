@@ -60,6 +60,7 @@ from connect.converters.json_readers import (
     map_reader,
     read_base64,
     struct_reader,
+    with_fast_path,
 )
 from connect.converters.json_writers import (
     DATETIME,
@@ -773,7 +774,7 @@ class JsonConverter(Converter, HeaderConverter):
             def read_optional(v: Any) -> Any:
                 return None if v is None else base(v)
 
-            return read_optional
+            return with_fast_path(schema, read_optional, optional=True)
         type_name = schema.type.name
 
         def read_required(v: Any) -> Any:
@@ -781,7 +782,7 @@ class JsonConverter(Converter, HeaderConverter):
                 raise JsonProblem(f"Invalid null value for required {type_name} field")
             return base(v)
 
-        return read_required
+        return with_fast_path(schema, read_required, optional=False)
 
     def _base_reader(self, schema: Schema) -> Reader:
         logical = logical_reader(schema)

@@ -2,7 +2,8 @@
 (``JsonConverter.to_connect_batch``, ``connect/converters/json_envelopes.py``): each datum
 of a batch must get exactly the schema and value, or the error, that reading it alone
 gives, whatever its neighbours (the batch may split each envelope and parse only the
-payload, caching schemas by their text)."""
+payload, caching schemas by their text). The field readers' fast paths
+(``json_readers.with_fast_path``) read every value as the full readers do."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from typing import Any
 
 import pytest
 
-from connect.api import DataException
+from connect.api import DataException, Schema, SchemaBuilder, Timestamp, Type
 from connect.converters.json import JsonConverter
+from connect.converters.json_errors import JsonProblem
+from connect.converters.json_readers import with_fast_path
 
 ROW = (
     b'{"type":"struct","name":"shop.Row","fields":[{"field":"id","type":"int32","optional":false},'
@@ -81,3 +84,41 @@ def test_a_batch_of_every_datum_fails_as_the_first_bad_one_alone() -> None:
     with pytest.raises(DataException) as caught:
         converter.to_connect_batch("t", DATA)
     assert ("error", type(caught.value), str(caught.value)) == first_bad
+
+
+TRICKY: list[Any] = [None, True, False, 0, 1, -1, 127, 128, 2**31, 2**63 - 1, 2**63, -(2**63) - 1]
+TRICKY += [10**17, -(10**17), 1.5, 0.0, float("inf"), "x", "", [], {}, [1], {"a": 1}]
+
+
+def outcome(read: Any, v: Any) -> tuple[str, Any]:
+    try:
+        return ("ok", read(v))
+    except (JsonProblem, DataException) as exc:
+        return ("error", str(exc))
+
+
+@pytest.mark.parametrize("optional", [False, True])
+@pytest.mark.parametrize(
+    "schema",
+    [
+        *(SchemaBuilder.type(t).build() for t in (Type.INT8, Type.INT16, Type.INT32, Type.INT64)),
+        Schema.STRING_SCHEMA,
+        Schema.FLOAT64_SCHEMA,
+        Timestamp.SCHEMA,
+    ],
+    ids=lambda s: s.name or s.type.name,
+)
+def test_the_readers_fast_paths_read_every_value_as_the_full_readers(schema: Schema, optional: bool) -> None:
+    converter = JsonConverter()
+    base = converter._base_reader(schema)
+
+    def full(v: Any) -> Any:  # what the readers were before their fast paths
+        if v is None:
+            if optional:
+                return None
+            raise JsonProblem(f"Invalid null value for required {schema.type.name} field")
+        return base(v)
+
+    fast = with_fast_path(schema, full, optional)
+    for v in TRICKY:
+        assert outcome(fast, v) == outcome(full, v), v
