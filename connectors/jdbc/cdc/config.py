@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from connect.api import Boolean, CommaList, ConfigIssue, ConnectorConfig, Field, SecretStr, importance
-from connectors.jdbc.cdc.filters import Filters, compile_patterns
+from connectors.jdbc.cdc.filters import Filters
 from connectors.jdbc.cdc.values import (
     BinaryMode,
     DecimalMode,
@@ -21,6 +21,7 @@ from connectors.jdbc.cdc.values import (
     TimePrecisionMode,
     ValueSettings,
 )
+from connectors.jdbc.debezium import config_keys as ck
 
 __all__ = ["PostgresCdcConfig", "PublicationMode", "SnapshotMode"]
 
@@ -42,7 +43,6 @@ class PublicationMode(enum.StrEnum):
 
 _OPERATIONS = ("c", "u", "d", "t", "none")
 _GROUP_DB = "Postgres"
-_GROUP_EVENTS = "Events"
 
 # Debezium's enumerated settings, checked case-insensitively in ``problems``.
 _CHOICES: dict[str, tuple[str, ...]] = {
@@ -56,12 +56,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 
 
 class PostgresCdcConfig(ConnectorConfig):
-    hostname: str = Field(
-        alias="database.hostname",
-        min_length=1,
-        description="IP address or hostname of the PostgreSQL database server.",
-        json_schema_extra=importance("HIGH", group=_GROUP_DB),
-    )
+    hostname: str = ck.hostname("IP address or hostname of the PostgreSQL database server.", _GROUP_DB)
     port: int = Field(
         5432,
         alias="database.port",
@@ -70,19 +65,12 @@ class PostgresCdcConfig(ConnectorConfig):
         description="Integer port number of the PostgreSQL database server.",
         json_schema_extra=importance("MEDIUM", group=_GROUP_DB, kafka_type="INT"),
     )
-    user: str = Field(
-        alias="database.user",
-        min_length=1,
-        description="Name of the PostgreSQL user (it needs the REPLICATION attribute and SELECT on the "
+    user: str = ck.user(
+        "Name of the PostgreSQL user (it needs the REPLICATION attribute and SELECT on the "
         "captured tables; creating the publication needs ownership of the tables or superuser).",
-        json_schema_extra=importance("HIGH", group=_GROUP_DB),
+        _GROUP_DB,
     )
-    password: SecretStr | None = Field(
-        None,
-        alias="database.password",
-        description="Password of the PostgreSQL user.",
-        json_schema_extra=importance("HIGH", group=_GROUP_DB, kafka_type="PASSWORD"),
-    )
+    password: SecretStr | None = ck.password("Password of the PostgreSQL user.", _GROUP_DB)
     dbname: str = Field(
         alias="database.dbname",
         min_length=1,
@@ -95,12 +83,10 @@ class PostgresCdcConfig(ConnectorConfig):
         description="Whether to use an encrypted connection (libpq's sslmode).",
         json_schema_extra=importance("MEDIUM", group=_GROUP_DB),
     )
-    topic_prefix: str = Field(
-        alias="topic.prefix",
-        pattern=r"^[A-Za-z0-9._-]+$",
-        description="Topic prefix naming this database server: topics are <topic.prefix>.<schema>.<table>. "
+    topic_prefix: str = ck.topic_prefix(
+        "Topic prefix naming this database server: topics are <topic.prefix>.<schema>.<table>. "
         "Only letters, digits, '.', '_' and '-'. Do not change it once events were produced.",
-        json_schema_extra=importance("HIGH", group=_GROUP_DB),
+        _GROUP_DB,
     )
     plugin_name: str = Field(
         "pgoutput",
@@ -162,46 +148,24 @@ class PostgresCdcConfig(ConnectorConfig):
         alias="table.include.list",
         description="Regular expressions of the tables (schema.table) to capture.",
     )
-    table_exclude_list: CommaList = Field(
-        [], alias="table.exclude.list", description="Regular expressions of the tables not to capture."
-    )
+    table_exclude_list: CommaList = ck.table_exclude_list()
     column_include_list: CommaList = Field(
         [],
         alias="column.include.list",
         description="Regular expressions of the columns (schema.table.column) to include in event values.",
     )
-    column_exclude_list: CommaList = Field(
-        [], alias="column.exclude.list", description="Regular expressions of the columns to leave out."
-    )
+    column_exclude_list: CommaList = ck.column_exclude_list()
     snapshot_mode: str = Field(
         SnapshotMode.INITIAL.value,
         alias="snapshot.mode",
         description="initial: snapshot when no offsets exist, then stream; always: snapshot at every start; "
         "initial_only: snapshot, then stop; no_data (or never): stream only; when_needed: as initial, and "
         "snapshot again when the slot was lost.",
-        json_schema_extra=importance("MEDIUM", group=_GROUP_EVENTS),
+        json_schema_extra=importance("MEDIUM", group=ck.GROUP_EVENTS),
     )
-    snapshot_fetch_size: int = Field(
-        10240,
-        alias="snapshot.fetch.size",
-        ge=1,
-        description="Rows fetched from the server at a time while snapshotting a table.",
-        json_schema_extra=importance("LOW", group=_GROUP_EVENTS, kafka_type="INT"),
-    )
-    max_batch_size: int = Field(
-        2048,
-        alias="max.batch.size",
-        ge=1,
-        description="The most records one poll returns.",
-        json_schema_extra=importance("LOW", group=_GROUP_EVENTS, kafka_type="INT"),
-    )
-    poll_interval_ms: int = Field(
-        500,
-        alias="poll.interval.ms",
-        ge=1,
-        description="How long a poll waits for changes when there are none.",
-        json_schema_extra=importance("LOW", group=_GROUP_EVENTS, kafka_type="LONG"),
-    )
+    snapshot_fetch_size: int = ck.snapshot_fetch_size()
+    max_batch_size: int = ck.max_batch_size()
+    poll_interval_ms: int = ck.poll_interval_ms()
     status_update_interval_ms: int = Field(
         10000,
         alias="status.update.interval.ms",
@@ -209,101 +173,67 @@ class PostgresCdcConfig(ConnectorConfig):
         description="How often the replication connection reports its position to the server.",
         json_schema_extra=importance("LOW", group=_GROUP_DB, kafka_type="INT"),
     )
-    tombstones_on_delete: Boolean = Field(
-        True,
-        alias="tombstones.on.delete",
-        description="Follow each delete event with a tombstone (the key with a null value).",
-        json_schema_extra=importance("MEDIUM", group=_GROUP_EVENTS, kafka_type="BOOLEAN"),
-    )
+    tombstones_on_delete: Boolean = ck.tombstones_on_delete()
     skipped_operations: CommaList = Field(
         ["t"],
         alias="skipped.operations",
         description="Operations not to emit while streaming: c (inserts), u (updates), d (deletes), "
         "t (truncates), or none.",
-        json_schema_extra=importance("LOW", group=_GROUP_EVENTS, kafka_type="LIST"),
+        json_schema_extra=importance("LOW", group=ck.GROUP_EVENTS, kafka_type="LIST"),
     )
-    heartbeat_interval_ms: int = Field(
-        0,
-        alias="heartbeat.interval.ms",
-        ge=0,
-        description="Milliseconds between heartbeat records on __debezium-heartbeat.<topic.prefix> "
-        "(0: none). Heartbeats let the slot advance while the captured tables are idle.",
-        json_schema_extra=importance("MEDIUM", group=_GROUP_EVENTS, kafka_type="INT"),
+    heartbeat_interval_ms: int = ck.heartbeat_interval_ms(
+        "Milliseconds between heartbeat records on __debezium-heartbeat.<topic.prefix> "
+        "(0: none). Heartbeats let the slot advance while the captured tables are idle."
     )
-    heartbeat_topics_prefix: str = Field(
-        "__debezium-heartbeat",
-        alias="topic.heartbeat.prefix",
-        min_length=1,
-        description="Heartbeats go to <topic.heartbeat.prefix>.<topic.prefix>.",
-        json_schema_extra=importance("LOW", group=_GROUP_EVENTS),
-    )
-    decimal_handling_mode: str = Field(
-        DecimalMode.PRECISE.value,
-        alias="decimal.handling.mode",
-        description="numeric and money values as precise (Kafka Decimal), double or string.",
-        json_schema_extra=importance("MEDIUM", group=_GROUP_EVENTS),
+    heartbeat_topics_prefix: str = ck.heartbeat_topics_prefix()
+    decimal_handling_mode: str = ck.decimal_handling_mode(
+        DecimalMode.PRECISE.value, "numeric and money values as precise (Kafka Decimal), double or string."
     )
     time_precision_mode: str = Field(
         TimePrecisionMode.ADAPTIVE.value,
         alias="time.precision.mode",
         description="adaptive (Debezium's types at the column's precision), adaptive_time_microseconds, or "
         "connect (Kafka Connect's Date, Time and Timestamp, milliseconds).",
-        json_schema_extra=importance("MEDIUM", group=_GROUP_EVENTS),
+        json_schema_extra=importance("MEDIUM", group=ck.GROUP_EVENTS),
     )
-    binary_handling_mode: str = Field(
-        BinaryMode.BYTES.value,
-        alias="binary.handling.mode",
-        description="bytea values as bytes, base64, base64-url-safe or hex strings.",
-        json_schema_extra=importance("LOW", group=_GROUP_EVENTS),
+    binary_handling_mode: str = ck.binary_handling_mode(
+        BinaryMode.BYTES.value, "bytea values as bytes, base64, base64-url-safe or hex strings."
     )
     interval_handling_mode: str = Field(
         IntervalMode.NUMERIC.value,
         alias="interval.handling.mode",
         description="interval values as numeric (microseconds) or string (ISO-8601 P..Y..M..DT..H..M..S).",
-        json_schema_extra=importance("LOW", group=_GROUP_EVENTS),
+        json_schema_extra=importance("LOW", group=ck.GROUP_EVENTS),
     )
     money_fraction_digits: int = Field(
         2,
         alias="money.fraction.digits",
         ge=0,
         description="The scale of money values in precise mode.",
-        json_schema_extra=importance("LOW", group=_GROUP_EVENTS, kafka_type="SHORT"),
+        json_schema_extra=importance("LOW", group=ck.GROUP_EVENTS, kafka_type="SHORT"),
     )
     include_unknown_datatypes: Boolean = Field(
         False,
         alias="include.unknown.datatypes",
         description="Pass columns of types without a mapping on as their text (a string). When false, such a "
         "column fails the task, naming it, unless column.exclude.list leaves it out.",
-        json_schema_extra=importance("LOW", group=_GROUP_EVENTS, kafka_type="BOOLEAN"),
+        json_schema_extra=importance("LOW", group=ck.GROUP_EVENTS, kafka_type="BOOLEAN"),
     )
     unavailable_value_placeholder: str = Field(
         "__debezium_unavailable_value",
         alias="unavailable.value.placeholder",
         description="Stands in for an unchanged TOASTed value the server did not send.",
-        json_schema_extra=importance("LOW", group=_GROUP_EVENTS),
+        json_schema_extra=importance("LOW", group=ck.GROUP_EVENTS),
     )
-    retriable_restart_wait_ms: int = Field(
-        10000,
-        alias="retriable.restart.connector.wait.ms",
-        ge=0,
-        description="The longest wait before reconnecting after the database went away (the wait starts at "
+    retriable_restart_wait_ms: int = ck.retriable_restart_wait_ms(
+        "The longest wait before reconnecting after the database went away (the wait starts at "
         "half a second and doubles).",
-        json_schema_extra=importance("LOW", group=_GROUP_DB, kafka_type="LONG"),
+        _GROUP_DB,
     )
 
     @classmethod
     def problems(cls, props: Mapping[str, Any]) -> list[ConfigIssue]:
-        issues: list[ConfigIssue] = []
-        for key, choices in _CHOICES.items():
-            raw = props.get(key)
-            if isinstance(raw, str) and raw.strip().lower() not in choices:
-                issues.append(
-                    ConfigIssue(
-                        key,
-                        f"Invalid value {raw.strip()} for configuration {key}: String must be one of (case "
-                        f"insensitive): {', '.join(choices)}",
-                    )
-                )
+        issues = ck.choice_issues(props, _CHOICES)
         plugin = str(props.get("plugin.name", "pgoutput")).strip()
         if plugin != "pgoutput":
             issues.append(
@@ -313,19 +243,10 @@ class PostgresCdcConfig(ConnectorConfig):
                     "(PostgreSQL's built-in logical decoding plug-in) is supported",
                 )
             )
-        for kind in ("schema", "table", "column"):
-            include, exclude = f"{kind}.include.list", f"{kind}.exclude.list"
-            if str(props.get(include) or "").strip() and str(props.get(exclude) or "").strip():
-                issues.append(ConfigIssue(exclude, f"{include} and {exclude} cannot both be set"))
-            for key in (include, exclude):
-                raw = props.get(key)
-                if isinstance(raw, str) and raw.strip():
-                    try:
-                        compile_patterns([p.strip() for p in raw.split(",") if p.strip()])
-                    except ValueError as exc:
-                        issues.append(
-                            ConfigIssue(key, f"Invalid value {raw.strip()} for configuration {key}: {exc}")
-                        )
+        issues += ck.filter_issues(
+            props,
+            ((f"{kind}.include.list", f"{kind}.exclude.list") for kind in ("schema", "table", "column")),
+        )
         raw_ops = props.get("skipped.operations")
         if isinstance(raw_ops, str):
             bad = [

@@ -15,6 +15,7 @@ from typing import Any
 
 from connect.api import Boolean, CommaList, ConfigIssue, ConnectorConfig, Field, SecretStr, importance
 from connectors.jdbc.cdc.filters import Filters, compile_patterns
+from connectors.jdbc.debezium import config_keys as ck
 from connectors.jdbc.mysql.values import (
     BigintUnsignedMode,
     BinaryMode,
@@ -44,7 +45,6 @@ class LockingMode(enum.StrEnum):
 
 
 _GROUP_DB = "MySQL"
-_GROUP_EVENTS = "Events"
 _GROUP_HISTORY = "History Storage"
 
 _CHOICES: dict[str, tuple[str, ...]] = {
@@ -58,12 +58,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 
 
 class MySqlCdcConfig(ConnectorConfig):
-    hostname: str = Field(
-        alias="database.hostname",
-        min_length=1,
-        description="IP address or hostname of the MySQL or MariaDB server.",
-        json_schema_extra=importance("HIGH", group=_GROUP_DB),
-    )
+    hostname: str = ck.hostname("IP address or hostname of the MySQL or MariaDB server.", _GROUP_DB)
     port: int = Field(
         3306,
         alias="database.port",
@@ -72,19 +67,12 @@ class MySqlCdcConfig(ConnectorConfig):
         description="Port of the MySQL or MariaDB server.",
         json_schema_extra=importance("HIGH", group=_GROUP_DB, kafka_type="INT"),
     )
-    user: str = Field(
-        alias="database.user",
-        min_length=1,
-        description="User to connect as; it needs SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE and "
+    user: str = ck.user(
+        "User to connect as; it needs SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE and "
         "REPLICATION CLIENT (MariaDB: BINLOG MONITOR) on *.*.",
-        json_schema_extra=importance("HIGH", group=_GROUP_DB),
+        _GROUP_DB,
     )
-    password: SecretStr | None = Field(
-        None,
-        alias="database.password",
-        description="Password of the user.",
-        json_schema_extra=importance("HIGH", group=_GROUP_DB, kafka_type="PASSWORD"),
-    )
+    password: SecretStr | None = ck.password("Password of the user.", _GROUP_DB)
     server_id: int = Field(
         alias="database.server.id",
         ge=1,
@@ -93,13 +81,11 @@ class MySqlCdcConfig(ConnectorConfig):
         "connectors reading the server's binlog.",
         json_schema_extra=importance("LOW", group=_GROUP_DB, kafka_type="LONG"),
     )
-    topic_prefix: str = Field(
-        alias="topic.prefix",
-        pattern=r"^[A-Za-z0-9._-]+$",
-        description="Names this server: change events go to <topic.prefix>.<database>.<table>, schema "
+    topic_prefix: str = ck.topic_prefix(
+        "Names this server: change events go to <topic.prefix>.<database>.<table>, schema "
         "changes to <topic.prefix>. Only letters, digits, '.', '_' and '-'. Do not change it once events "
         "were produced.",
-        json_schema_extra=importance("HIGH", group=_GROUP_DB),
+        _GROUP_DB,
     )
     database_include_list: CommaList = Field(
         [], alias="database.include.list", description="Regular expressions of the databases to capture."
@@ -110,17 +96,13 @@ class MySqlCdcConfig(ConnectorConfig):
     table_include_list: CommaList = Field(
         [], alias="table.include.list", description="Regular expressions of the tables (db.table) to capture."
     )
-    table_exclude_list: CommaList = Field(
-        [], alias="table.exclude.list", description="Regular expressions of the tables not to capture."
-    )
+    table_exclude_list: CommaList = ck.table_exclude_list()
     column_include_list: CommaList = Field(
         [],
         alias="column.include.list",
         description="Regular expressions of the columns (db.table.column) to include in event values.",
     )
-    column_exclude_list: CommaList = Field(
-        [], alias="column.exclude.list", description="Regular expressions of the columns to leave out."
-    )
+    column_exclude_list: CommaList = ck.column_exclude_list()
     snapshot_mode: str = Field(
         SnapshotMode.INITIAL.value,
         alias="snapshot.mode",
@@ -129,7 +111,7 @@ class MySqlCdcConfig(ConnectorConfig):
         "gone; no_data (schema_only): snapshot schemas only, then stream from the current position; never: "
         "stream from the oldest binlog without a snapshot; recovery (schema_only_recovery): rebuild a lost "
         "schema history topic, then go on from the offsets.",
-        json_schema_extra=importance("LOW", group=_GROUP_EVENTS),
+        json_schema_extra=importance("LOW", group=ck.GROUP_EVENTS),
     )
     snapshot_locking_mode: str = Field(
         LockingMode.MINIMAL.value,
@@ -137,20 +119,14 @@ class MySqlCdcConfig(ConnectorConfig):
         description="minimal: hold the global read lock only while reading the binlog position and schemas; "
         "extended: hold it for the whole snapshot; none: take no lock (only safe when no DDL runs during "
         "the snapshot). Where the global read lock is not allowed, table locks are used instead.",
-        json_schema_extra=importance("LOW", group=_GROUP_EVENTS),
+        json_schema_extra=importance("LOW", group=ck.GROUP_EVENTS),
     )
-    snapshot_fetch_size: int = Field(
-        10240,
-        alias="snapshot.fetch.size",
-        ge=1,
-        description="Rows fetched from the server at a time while snapshotting a table.",
-        json_schema_extra=importance("LOW", group=_GROUP_EVENTS, kafka_type="INT"),
-    )
+    snapshot_fetch_size: int = ck.snapshot_fetch_size()
     include_schema_changes: Boolean = Field(
         True,
         alias="include.schema.changes",
         description="Write schema change events (DDL) to the topic named <topic.prefix>.",
-        json_schema_extra=importance("MEDIUM", group=_GROUP_EVENTS, kafka_type="BOOLEAN"),
+        json_schema_extra=importance("MEDIUM", group=ck.GROUP_EVENTS, kafka_type="BOOLEAN"),
     )
     history_topic: str = Field(
         alias="schema.history.internal.kafka.topic",
@@ -195,67 +171,35 @@ class MySqlCdcConfig(ConnectorConfig):
         alias="gtid.source.excludes",
         description="Regular expressions of the GTID sources whose transactions are skipped.",
     )
-    decimal_handling_mode: str = Field(
-        DecimalMode.PRECISE.value,
-        alias="decimal.handling.mode",
-        description="DECIMAL values as precise (Kafka Decimal), double or string.",
-        json_schema_extra=importance("MEDIUM", group=_GROUP_EVENTS),
+    decimal_handling_mode: str = ck.decimal_handling_mode(
+        DecimalMode.PRECISE.value, "DECIMAL values as precise (Kafka Decimal), double or string."
     )
     time_precision_mode: str = Field(
         TimePrecisionMode.ADAPTIVE_TIME_MICROSECONDS.value,
         alias="time.precision.mode",
         description="adaptive_time_microseconds: Debezium's types at the column's precision, TIME in "
         "microseconds; connect: Kafka Connect's Date, Time and Timestamp (milliseconds).",
-        json_schema_extra=importance("MEDIUM", group=_GROUP_EVENTS),
+        json_schema_extra=importance("MEDIUM", group=ck.GROUP_EVENTS),
     )
     bigint_unsigned_handling_mode: str = Field(
         BigintUnsignedMode.LONG.value,
         alias="bigint.unsigned.handling.mode",
         description="BIGINT UNSIGNED values as long (INT64; values above 2^63-1 wrap) or precise "
         "(Decimal(20,0)).",
-        json_schema_extra=importance("MEDIUM", group=_GROUP_EVENTS),
+        json_schema_extra=importance("MEDIUM", group=ck.GROUP_EVENTS),
     )
-    binary_handling_mode: str = Field(
+    binary_handling_mode: str = ck.binary_handling_mode(
         BinaryMode.BYTES.value,
-        alias="binary.handling.mode",
-        description="BINARY, VARBINARY and BLOB values as bytes, base64, base64-url-safe or hex strings.",
-        json_schema_extra=importance("LOW", group=_GROUP_EVENTS),
+        "BINARY, VARBINARY and BLOB values as bytes, base64, base64-url-safe or hex strings.",
     )
-    tombstones_on_delete: Boolean = Field(
-        True,
-        alias="tombstones.on.delete",
-        description="Follow each delete event with a tombstone (the key with a null value).",
-        json_schema_extra=importance("MEDIUM", group=_GROUP_EVENTS, kafka_type="BOOLEAN"),
+    tombstones_on_delete: Boolean = ck.tombstones_on_delete()
+    heartbeat_interval_ms: int = ck.heartbeat_interval_ms(
+        "Milliseconds between heartbeat records on __debezium-heartbeat.<topic.prefix> (0: "
+        "none). Heartbeats move the stored offset on while the captured tables are idle."
     )
-    heartbeat_interval_ms: int = Field(
-        0,
-        alias="heartbeat.interval.ms",
-        ge=0,
-        description="Milliseconds between heartbeat records on __debezium-heartbeat.<topic.prefix> (0: "
-        "none). Heartbeats move the stored offset on while the captured tables are idle.",
-        json_schema_extra=importance("MEDIUM", group=_GROUP_EVENTS, kafka_type="INT"),
-    )
-    heartbeat_topics_prefix: str = Field(
-        "__debezium-heartbeat",
-        alias="topic.heartbeat.prefix",
-        min_length=1,
-        description="Heartbeats go to <topic.heartbeat.prefix>.<topic.prefix>.",
-        json_schema_extra=importance("LOW", group=_GROUP_EVENTS),
-    )
-    max_batch_size: int = Field(
-        2048,
-        alias="max.batch.size",
-        ge=1,
-        description="The most records one poll returns.",
-        json_schema_extra=importance("LOW", group=_GROUP_EVENTS, kafka_type="INT"),
-    )
-    poll_interval_ms: int = Field(
-        500,
-        alias="poll.interval.ms",
-        ge=1,
-        description="How long a poll waits for changes when there are none.",
-        json_schema_extra=importance("LOW", group=_GROUP_EVENTS, kafka_type="LONG"),
-    )
+    heartbeat_topics_prefix: str = ck.heartbeat_topics_prefix()
+    max_batch_size: int = ck.max_batch_size()
+    poll_interval_ms: int = ck.poll_interval_ms()
     connect_timeout_ms: int = Field(
         30000,
         alias="connect.timeout.ms",
@@ -263,42 +207,25 @@ class MySqlCdcConfig(ConnectorConfig):
         description="How long to wait for a connection to the server.",
         json_schema_extra=importance("LOW", group=_GROUP_DB, kafka_type="LONG"),
     )
-    retriable_restart_wait_ms: int = Field(
-        10000,
-        alias="retriable.restart.connector.wait.ms",
-        ge=0,
-        description="The longest wait before reconnecting after the server went away (the wait starts "
+    retriable_restart_wait_ms: int = ck.retriable_restart_wait_ms(
+        "The longest wait before reconnecting after the server went away (the wait starts "
         "at half a second and doubles).",
-        json_schema_extra=importance("LOW", group=_GROUP_DB, kafka_type="LONG"),
+        _GROUP_DB,
     )
 
     @classmethod
     def problems(cls, props: Mapping[str, Any]) -> list[ConfigIssue]:
-        issues: list[ConfigIssue] = []
-        for key, choices in _CHOICES.items():
-            raw = props.get(key)
-            if isinstance(raw, str) and raw.strip().lower() not in choices:
-                issues.append(
-                    ConfigIssue(
-                        key,
-                        f"Invalid value {raw.strip()} for configuration {key}: String must be one of (case "
-                        f"insensitive): {', '.join(choices)}",
-                    )
-                )
-        for kind in ("database", "table", "column", "gtid.source"):
-            include = f"{kind}.includes" if kind == "gtid.source" else f"{kind}.include.list"
-            exclude = f"{kind}.excludes" if kind == "gtid.source" else f"{kind}.exclude.list"
-            if str(props.get(include) or "").strip() and str(props.get(exclude) or "").strip():
-                issues.append(ConfigIssue(exclude, f"{include} and {exclude} cannot both be set"))
-            for key in (include, exclude):
-                raw = props.get(key)
-                if isinstance(raw, str) and raw.strip():
-                    try:
-                        compile_patterns([p.strip() for p in raw.split(",") if p.strip()])
-                    except ValueError as exc:
-                        issues.append(
-                            ConfigIssue(key, f"Invalid value {raw.strip()} for configuration {key}: {exc}")
-                        )
+        issues = ck.choice_issues(props, _CHOICES)
+        issues += ck.filter_issues(
+            props,
+            [
+                *(
+                    (f"{kind}.include.list", f"{kind}.exclude.list")
+                    for kind in ("database", "table", "column")
+                ),
+                ("gtid.source.includes", "gtid.source.excludes"),
+            ],
+        )
         return issues
 
     # -- derived settings ----------------------------------------------------------------------------
