@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from connect.api import ExactlyOnceSupport, SourceConnector, Task
+from connect.api import ExactlyOnceSupport, Task
 from connectors.jdbc.cdc.config import PostgresCdcConfig
 from connectors.jdbc.cdc.task import VERSION, PostgresCdcSourceTask
+from connectors.jdbc.debezium.connector import SingleTaskConnector
 
 __all__ = ["PostgresCdcSourceConnector"]
 
 
-class PostgresCdcSourceConnector(SourceConnector):
+class PostgresCdcSourceConnector(SingleTaskConnector):
     """Captures row changes of a PostgreSQL database through logical replication (pgoutput)
     and writes them as Debezium change events to ``<topic.prefix>.<schema>.<table>``.
 
@@ -30,10 +31,6 @@ class PostgresCdcSourceConnector(SourceConnector):
     def version(self) -> str:
         return VERSION
 
-    def start(self, props: dict[str, str]) -> None:
-        self.config = PostgresCdcConfig.parse(props)
-        self.props = dict(props)
-
     def task_class(self) -> type[Task]:
         return PostgresCdcSourceTask
 
@@ -42,9 +39,3 @@ class PostgresCdcSourceConnector(SourceConnector):
         # replays up to the committed one (Debezium declares the same). An initial snapshot
         # cut short is taken again from the start.
         return ExactlyOnceSupport.SUPPORTED
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self.props)]
-
-    def stop(self) -> None:
-        pass

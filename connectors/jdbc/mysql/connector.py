@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from connect.api import ExactlyOnceSupport, SourceConnector, Task
+from connect.api import ExactlyOnceSupport, Task
+from connectors.jdbc.debezium.connector import SingleTaskConnector
 from connectors.jdbc.mysql.config import MySqlCdcConfig
 from connectors.jdbc.mysql.task import VERSION, MariaDbSourceTask, MySqlSourceTask
 
 __all__ = ["MariaDbConnector", "MySqlConnector"]
 
 
-class MySqlConnector(SourceConnector):
+class MySqlConnector(SingleTaskConnector):
     """Captures row changes of MySQL databases from the binlog (row-based) and writes them as
     Debezium change events to ``<topic.prefix>.<database>.<table>``, DDL to the schema
     history topic and, with ``include.schema.changes``, to ``<topic.prefix>``.
@@ -31,10 +32,6 @@ class MySqlConnector(SourceConnector):
     def version(self) -> str:
         return VERSION
 
-    def start(self, props: dict[str, str]) -> None:
-        self.config = MySqlCdcConfig.parse(props)
-        self.props = dict(props)
-
     def task_class(self) -> type[Task]:
         return MySqlSourceTask
 
@@ -44,12 +41,6 @@ class MySqlConnector(SourceConnector):
         # and skips exactly what the committed offset covers. A snapshot cut short is taken
         # again from the start (its records carry no finer position), as Debezium does.
         return ExactlyOnceSupport.SUPPORTED
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self.props)]
-
-    def stop(self) -> None:
-        pass
 
 
 class MariaDbConnector(MySqlConnector):
