@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import enum
 import logging
-import threading
 import time
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -44,7 +43,6 @@ from connect.api import (
     ConnectException,
     RetriableException,
     SourceRecord,
-    SourceTask,
 )
 from connectors.jdbc.cdc.catalog import Catalog, ColumnInfo, TableInfo, TableName
 from connectors.jdbc.cdc.changes import ChangeStream
@@ -70,6 +68,7 @@ from connectors.jdbc.cdc.replication import ReplicationStream, SlotInUse
 from connectors.jdbc.cdc.slots import drop_slot, drop_slot_when_released, slot_state
 from connectors.jdbc.cdc.snapshot import SnapshotReader, SnapshotRow
 from connectors.jdbc.cdc.table_model import TableModel, build_table_model
+from connectors.jdbc.debezium.task import FIRST_BACKOFF_S, SerialSourceTask
 
 __all__ = ["VERSION", "PostgresCdcSourceTask"]
 
@@ -77,7 +76,6 @@ log = logging.getLogger(__name__)
 
 VERSION = "1.0.0"
 _MIN_SERVER_VERSION = 120000
-_FIRST_BACKOFF_S = 0.5
 
 
 class Phase(enum.Enum):
@@ -92,7 +90,7 @@ def _now_us() -> int:
     return time.time_ns() // 1000
 
 
-class PostgresCdcSourceTask(SourceTask):
+class PostgresCdcSourceTask(SerialSourceTask):
     def version(self) -> str:
         return VERSION
 
@@ -113,9 +111,7 @@ class PostgresCdcSourceTask(SourceTask):
             ) from None
         self.tracker = CommitTracker()
         self.phase = Phase.STARTING
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._closed = False
+        self._init_serial()
         self._meta: Any = None
         self._catalog: Catalog | None = None
         self._stream: ReplicationStream | None = None
@@ -130,7 +126,6 @@ class PostgresCdcSourceTask(SourceTask):
         self._models: dict[tuple[Any, ...], TableModel] = {}
         self._safe_lsn = 0  # every transaction committed before this was read
         self._confirmed_sent = 0
-        self._backoff_s = _FIRST_BACKOFF_S
         self._slot_attempts = 0
         self._last_heartbeat = time.monotonic()
         self._doing = "starting"
@@ -151,31 +146,7 @@ class PostgresCdcSourceTask(SourceTask):
             raw,
         )
 
-    def stop(self) -> None:
-        self._stopping.set()
-        # A poll in progress returns within poll.interval.ms; then close here. If it does not,
-        # the poll closes the connections itself when it sees the flag.
-        if self._lock.acquire(timeout=5):
-            try:
-                self._shutdown()
-            finally:
-                self._lock.release()
-
     # -- the worker's calls ---------------------------------------------------------------------------
-
-    def poll(self) -> Sequence[SourceRecord] | None:
-        with self._lock:
-            if self._stopping.is_set():
-                self._shutdown()
-                return None
-            try:
-                records = self._step()
-            except Exception as exc:
-                self._on_error(exc)
-            finally:
-                if self._stopping.is_set():
-                    self._shutdown()
-        return records or None
 
     def commit(self) -> None:
         """The worker stored offsets: tell the server now how far the slot may advance."""
@@ -524,7 +495,7 @@ class PostgresCdcSourceTask(SourceTask):
                 tracker.close(self._txn_unit, decoded.end_lsn)
                 self._txn_unit = None
                 self._safe_lsn = max(self._safe_lsn, decoded.end_lsn)
-        self._backoff_s = _FIRST_BACKOFF_S
+        self._backoff_s = FIRST_BACKOFF_S
         if changes.run_length:
             run = changes.take_run()
             changes.delivered()
@@ -590,14 +561,11 @@ class PostgresCdcSourceTask(SourceTask):
         self._close_connections()
         self._abandon_open_work()
         if isinstance(error, RetriableException):
-            delay = error.retry_after if error.retry_after is not None else self._backoff_s
-            self._backoff_s = min(self._backoff_s * 2, max(self.config.retriable_restart_wait_ms / 1000, 0.1))
             if self._changes is not None:
                 self.phase = Phase.RECONNECTING
             elif self.phase is not Phase.IDLE:
                 self.phase = Phase.STARTING
-            log.warning("%s; retrying in %.1f s", error, delay)
-            raise RetriableException(str(error), retry_after=delay) from exc
+            self._retry_later(error, exc, self.config.retriable_restart_wait_ms)
         if error is exc:
             raise exc
         raise error from exc

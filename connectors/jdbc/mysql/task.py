@@ -25,12 +25,12 @@ import contextlib
 import enum
 import logging
 import re
-import threading
 import time
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from connect.api import ConnectException, RetriableException, SourceRecord, SourceRecordBatch, SourceTask
+from connect.api import ConnectException, RetriableException, SourceRecord, SourceRecordBatch
+from connectors.jdbc.debezium.task import FIRST_BACKOFF_S, SerialSourceTask
 from connectors.jdbc.mysql.config import MySqlCdcConfig
 from connectors.jdbc.mysql.events import EventBuilder, Position, TableModel, build_table_model
 from connectors.jdbc.mysql.faults import BinlogPurged, FatalDatabaseError, translate
@@ -67,7 +67,6 @@ __all__ = ["VERSION", "MySqlSourceTask"]
 log = logging.getLogger(__name__)
 
 VERSION = "1.0.0"
-_FIRST_BACKOFF_S = 0.5
 _DATABASE_DDL = re.compile(
     r"\s*(?:CREATE|DROP|ALTER)\s+(?:DATABASE|SCHEMA)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?(`(?:[^`]|``)+`|[\w$]+)",
     re.IGNORECASE,
@@ -94,7 +93,7 @@ def _now_us() -> int:
     return time.time_ns() // 1000
 
 
-class MySqlSourceTask(SourceTask):
+class MySqlSourceTask(SerialSourceTask):
     #: "mysql" or "mariadb": the source block's ``connector``
     connector_name = "mysql"
 
@@ -118,9 +117,7 @@ class MySqlSourceTask(SourceTask):
                 "delete the connector's offsets to start over"
             ) from None
         self.phase = Phase.STARTING
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._closed = False
+        self._init_serial()
         self._meta: Any = None
         self._info: ServerInfo | None = None
         self._history: SchemaHistory | None = None
@@ -132,7 +129,6 @@ class MySqlSourceTask(SourceTask):
         self._stream: ChangeStream | None = None
         self._binlog: Any = None
         self._plan: StartPlan | None = None
-        self._backoff_s = _FIRST_BACKOFF_S
         self._deferred_error: Exception | None = None
         self._last_heartbeat = time.monotonic()
         self._doing = "starting"
@@ -146,28 +142,6 @@ class MySqlSourceTask(SourceTask):
             self.config.effective_snapshot_mode,
             raw,
         )
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._lock.acquire(timeout=5):
-            try:
-                self._shutdown()
-            finally:
-                self._lock.release()
-
-    def poll(self) -> Sequence[SourceRecord] | None:
-        with self._lock:
-            if self._stopping.is_set():
-                self._shutdown()
-                return None
-            try:
-                records = self._step()
-            except Exception as exc:
-                self._on_error(exc)
-            finally:
-                if self._stopping.is_set():
-                    self._shutdown()
-        return records or None
 
     # -- phases -------------------------------------------------------------------------------------------
 
@@ -277,34 +251,14 @@ class MySqlSourceTask(SourceTask):
         position = Position(self._snapshot_ts_ms, "true", info.server_id, None, point.file, point.pos, 0)
         # Each database's CREATE DATABASE first, as Debezium's snapshot: its default character
         # set is what a later CREATE TABLE without one gets.
-        for db, ddl in schemas.databases:
-            self._doing = f"reading the schema of database {db}"
+
+        def apply(db: str, table: str | None, ddl: str, selected: bool) -> None:
+            """Apply one snapshot DDL statement to the catalog and the history, and emit it."""
             changes = self._catalog.apply(ddl, db)
             history.record(
                 {"server": config.topic_prefix}, history_position, db, ddl, changes, self._snapshot_ts_ms
             )
-            if config.include_schema_changes and self._database_selected(db):
-                source = self.events.source(db, None, position)
-                records.append(
-                    schema_change_record(
-                        config.topic_prefix,
-                        source,
-                        db,
-                        ddl,
-                        changes,
-                        self._snapshot_ts_ms,
-                        self.events.partition,
-                        offset,
-                    )
-                )
-        for db, table, ddl in schemas.ddl:
-            self._doing = f"reading the schema of {db}.{table}"
-            self._catalog.remove(db, table)
-            changes = self._catalog.apply(ddl, db)
-            history.record(
-                {"server": config.topic_prefix}, history_position, db, ddl, changes, self._snapshot_ts_ms
-            )
-            if config.include_schema_changes and (db, table) in schemas.captured:
+            if config.include_schema_changes and selected:
                 source = self.events.source(db, table, position)
                 records.append(
                     schema_change_record(
@@ -318,6 +272,14 @@ class MySqlSourceTask(SourceTask):
                         offset,
                     )
                 )
+
+        for db, ddl in schemas.databases:
+            self._doing = f"reading the schema of database {db}"
+            apply(db, None, ddl, self._database_selected(db))
+        for db, table, ddl in schemas.ddl:
+            self._doing = f"reading the schema of {db}.{table}"
+            self._catalog.remove(db, table)
+            apply(db, table, ddl, (db, table) in schemas.captured)
         if plan.snapshot is SnapshotKind.SCHEMA:
             with conn.cursor() as cur:
                 cur.execute("COMMIT")
@@ -448,7 +410,7 @@ class MySqlSourceTask(SourceTask):
                 break
             if records and time.monotonic() > deadline:
                 break  # a trickle of changes: hand over what there is
-        self._backoff_s = _FIRST_BACKOFF_S
+        self._backoff_s = FIRST_BACKOFF_S
         heartbeat = self._heartbeat()
         if heartbeat is not None:
             records.append(heartbeat)
@@ -543,12 +505,9 @@ class MySqlSourceTask(SourceTask):
             if self._reader is not None:
                 self._reader.close()
                 self._reader = None
-            delay = error.retry_after if error.retry_after is not None else self._backoff_s
-            self._backoff_s = min(self._backoff_s * 2, max(self.config.retriable_restart_wait_ms / 1000, 0.1))
             if self.phase is Phase.SNAPSHOT:
                 self.phase = Phase.STARTING  # an interrupted snapshot starts over
-            log.warning("%s; retrying in %.1f s", error, delay)
-            raise RetriableException(str(error), retry_after=delay) from exc
+            self._retry_later(error, exc, self.config.retriable_restart_wait_ms)
         if error is exc:
             raise exc
         raise error from exc
