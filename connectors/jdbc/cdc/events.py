@@ -40,6 +40,7 @@ from connect.api import (
     Struct,
     StructColumn,
 )
+from connectors.jdbc.debezium.source_block import snapshot_enum_schema, source_block_builder
 
 if TYPE_CHECKING:
     from connectors.jdbc.cdc.table_model import TableModel
@@ -57,28 +58,10 @@ __all__ = [
 
 CONNECTOR_NAME: Final = "postgresql"
 
-SNAPSHOT_ENUM_SCHEMA: Final = (
-    SchemaBuilder.string()
-    .name("io.debezium.data.Enum")
-    .version(1)
-    .parameter("allowed", "true,last,false,incremental")
-    .default_value("false")
-    .optional()
-    .build()
-)
+SNAPSHOT_ENUM_SCHEMA: Final = snapshot_enum_schema("true,last,false,incremental")
 
 SOURCE_SCHEMA: Final = (
-    SchemaBuilder.struct()
-    .name("io.debezium.connector.postgresql.Source")
-    .field("version", Schema.STRING_SCHEMA)
-    .field("connector", Schema.STRING_SCHEMA)
-    .field("name", Schema.STRING_SCHEMA)
-    .field("ts_ms", Schema.INT64_SCHEMA)
-    .field("snapshot", SNAPSHOT_ENUM_SCHEMA)
-    .field("db", Schema.STRING_SCHEMA)
-    .field("sequence", Schema.OPTIONAL_STRING_SCHEMA)
-    .field("ts_us", Schema.OPTIONAL_INT64_SCHEMA)
-    .field("ts_ns", Schema.OPTIONAL_INT64_SCHEMA)
+    source_block_builder("io.debezium.connector.postgresql.Source", SNAPSHOT_ENUM_SCHEMA)
     .field("schema", Schema.STRING_SCHEMA)
     .field("table", Schema.STRING_SCHEMA)
     .field("txId", Schema.OPTIONAL_INT64_SCHEMA)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 from connect.api import Schema, SchemaBuilder, SourceRecord, Struct
 from connectors.jdbc.cdc.events import HEARTBEAT_KEY_SCHEMA, HEARTBEAT_VALUE_SCHEMA, envelope_schema
 from connectors.jdbc.cdc.filters import Filters
+from connectors.jdbc.debezium.source_block import snapshot_enum_schema, source_block_builder
 from connectors.jdbc.mysql.values import ValueSettings, conversion_for
 
 if TYPE_CHECKING:
@@ -36,30 +37,12 @@ if TYPE_CHECKING:
 
 __all__ = ["SOURCE_SCHEMA", "Column", "EventBuilder", "Position", "TableModel", "build_table_model"]
 
-SNAPSHOT_ENUM_SCHEMA: Final = (
-    SchemaBuilder.string()
-    .name("io.debezium.data.Enum")
-    .version(1)
-    .parameter(
-        "allowed", "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"
-    )
-    .default_value("false")
-    .optional()
-    .build()
+SNAPSHOT_ENUM_SCHEMA: Final = snapshot_enum_schema(
+    "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"
 )
 
 SOURCE_SCHEMA: Final = (
-    SchemaBuilder.struct()
-    .name("io.debezium.connector.mysql.Source")
-    .field("version", Schema.STRING_SCHEMA)
-    .field("connector", Schema.STRING_SCHEMA)
-    .field("name", Schema.STRING_SCHEMA)
-    .field("ts_ms", Schema.INT64_SCHEMA)
-    .field("snapshot", SNAPSHOT_ENUM_SCHEMA)
-    .field("db", Schema.STRING_SCHEMA)
-    .field("sequence", Schema.OPTIONAL_STRING_SCHEMA)
-    .field("ts_us", Schema.OPTIONAL_INT64_SCHEMA)
-    .field("ts_ns", Schema.OPTIONAL_INT64_SCHEMA)
+    source_block_builder("io.debezium.connector.mysql.Source", SNAPSHOT_ENUM_SCHEMA)
     .field("table", Schema.OPTIONAL_STRING_SCHEMA)
     .field("server_id", Schema.INT64_SCHEMA)
     .field("gtid", Schema.OPTIONAL_STRING_SCHEMA)
