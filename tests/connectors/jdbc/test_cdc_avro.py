@@ -132,7 +132,7 @@ def test_cdc_to_avro_to_s3(connect: EmbeddedConnect, registry: RegistryServer, c
             connect.wait_for(lambda: len(keys()) == 1, 60, "the S3 object of the first five records")
             connect.request("DELETE", f"/connectors/{sink}")
             body = s3.get_object(Bucket=bucket, Key=keys()[0])["Body"].read()
-            rows = list(fastavro.reader(io.BytesIO(body)))
+            rows: list[Any] = list(fastavro.reader(io.BytesIO(body)))
             assert [r["op"] for r in rows] == ["r", "r", "c", "u", "d"]
             assert rows[2]["after"]["balance"] == decimal.Decimal("7.25")
             assert rows[4]["before"]["id"] == 2

@@ -19,7 +19,7 @@ import psycopg
 import pytest
 
 from sluiceway.embedded import EmbeddedConnect
-from tests.connectors.jdbc.test_cdc_support import CdcDatabase, Event, TopicReader, cdc_db, lsn
+from tests.connectors.jdbc.test_cdc_support import CdcDatabase, Connectors, Event, cdc_db, lsn
 from tests.databases import PostgresServer, ServerUnavailable
 from tests.support import unique
 
@@ -34,13 +34,8 @@ def connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedConnec
         yield c
 
 
-class Cdc:
-    """Connectors and topic readers of one test, removed afterwards (before its database)."""
-
-    def __init__(self, connect: EmbeddedConnect) -> None:
-        self.connect = connect
-        self.names: list[str] = []
-        self.readers: list[TopicReader] = []
+class Cdc(Connectors):
+    """The PostgreSQL connectors of one test."""
 
     def start(self, db: CdcDatabase, **settings: str) -> tuple[str, str]:
         """A connector on ``db``; returns (connector name, topic prefix)."""
@@ -54,38 +49,8 @@ class Cdc:
             "slot.retry.delay.ms": "300",
             **db.config(prefix, **settings),
         }
-        self.connect.create_connector(name, config)
-        self.names.append(name)
+        self.create(name, config)
         return name, prefix
-
-    def reader(self, topic: str) -> TopicReader:
-        reader = TopicReader(self.connect.bootstrap, topic)
-        self.readers.append(reader)
-        return reader
-
-    def wait_failed(self, name: str, timeout: float = 30) -> str:
-        """The FAILED task's trace."""
-        status: dict[str, Any] = {}
-
-        def failed() -> bool:
-            nonlocal status
-            status = self.connect.status(name)
-            return any(t["state"] == "FAILED" for t in status.get("tasks", []))
-
-        self.connect.wait_for(failed, timeout, f"{name} to fail")
-        return str(status["tasks"][0]["trace"])
-
-    def close(self) -> None:
-        for reader in self.readers:
-            reader.close()
-        for name in self.names:
-            self.connect.request("DELETE", f"/connectors/{name}")
-        for name in self.names:
-            self.connect.wait_for(
-                lambda n=name: self.connect.request("GET", f"/connectors/{n}/status").status_code == 404,
-                30,
-                f"{name} to be deleted",
-            )
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Shared by the CDC tests: a fresh PostgreSQL database per test, and reading Debezium events.
+"""Shared by the CDC tests: a fresh PostgreSQL database per test, reading Debezium events, and
+the connectors a test runs on a worker (both CDC connectors' end-to-end tests use them).
 
 No tests here. ``CdcDatabase`` owns one database on a throwaway server (the session's
 ``postgres`` fixture or a test's own ``PostgresServer``); closing it drops the
@@ -7,6 +8,7 @@ replication slots left in it and the database itself.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 import uuid
@@ -17,6 +19,7 @@ import psycopg
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
+from sluiceway.embedded import EmbeddedConnect
 from tests.databases import PostgresServer
 from tests.support import unique
 
@@ -55,17 +58,17 @@ class CdcDatabase:
         """Each statement in its own transaction (autocommit)."""
         with psycopg.connect(self.dsn, autocommit=True, options=_SYNC) as conn:
             for statement in statements:
-                conn.execute(statement)  # type: ignore[arg-type]
+                conn.execute(statement)
 
     def transaction(self, *statements: str) -> None:
         """All statements in one transaction."""
         with psycopg.connect(self.dsn, options=_SYNC) as conn, conn.transaction():
             for statement in statements:
-                conn.execute(statement)  # type: ignore[arg-type]
+                conn.execute(statement)
 
     def rows(self, query: str) -> list[tuple[Any, ...]]:
         with psycopg.connect(self.dsn, autocommit=True, options=_SYNC) as conn:
-            return list(conn.execute(query).fetchall())  # type: ignore[arg-type]
+            return list(conn.execute(query).fetchall())
 
     def value(self, query: str) -> Any:
         return self.rows(query)[0][0]
@@ -229,3 +232,45 @@ class Event:
 
     def __repr__(self) -> str:
         return f"Event{self.brief()}"
+
+
+class Connectors:
+    """Connectors and topic readers of one test on a shared worker, removed afterwards (before
+    its database). Subclasses add a ``start`` that builds their connector's config."""
+
+    def __init__(self, connect: EmbeddedConnect) -> None:
+        self.connect = connect
+        self.names: list[str] = []
+        self.readers: list[TopicReader] = []
+
+    def create(self, name: str, config: dict[str, str]) -> None:
+        self.connect.create_connector(name, config)
+        self.names.append(name)
+
+    def reader(self, topic: str) -> TopicReader:
+        reader = TopicReader(self.connect.bootstrap, topic)
+        self.readers.append(reader)
+        return reader
+
+    def wait_failed(self, name: str, timeout: float = 30) -> str:
+        """The FAILED task's trace."""
+        status: dict[str, Any] = {}
+
+        def failed() -> bool:
+            nonlocal status
+            status = self.connect.status(name)
+            return any(t["state"] == "FAILED" for t in status.get("tasks", []))
+
+        self.connect.wait_for(failed, timeout, f"{name} to fail")
+        return str(status["tasks"][0]["trace"])
+
+    def close(self) -> None:
+        for reader in self.readers:
+            reader.close()
+        for name in self.names:
+            self.connect.request("DELETE", f"/connectors/{name}")
+        for name in self.names:
+            self.connect.wait_for(functools.partial(self._gone, name), 30, f"{name} to be deleted")
+
+    def _gone(self, name: str) -> bool:
+        return bool(self.connect.request("GET", f"/connectors/{name}/status").status_code == 404)

@@ -12,11 +12,11 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
 from sluiceway.embedded import EmbeddedConnect
-from tests.connectors.jdbc.test_cdc_support import TopicReader
-from tests.connectors.jdbc.test_mysql_support import BinlogDatabase, binlog_db, mariadb_binlog
+from tests.connectors.jdbc.test_cdc_support import Connectors
+from tests.connectors.jdbc.test_mysql_support import BinlogDatabase, binlog_db
 from tests.support import unique
 
-FIXTURES = (mariadb_binlog, binlog_db)
+FIXTURES = (binlog_db,)
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 
 
@@ -26,11 +26,8 @@ def connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedConnec
         yield c
 
 
-class Cdc:
-    def __init__(self, connect: EmbeddedConnect) -> None:
-        self.connect = connect
-        self.names: list[str] = []
-        self.readers: list[TopicReader] = []
+class Cdc(Connectors):
+    """The MySQL/MariaDB connectors of one test."""
 
     def start(self, db: BinlogDatabase, connector_class: str, **settings: str) -> tuple[str, str]:
         name = unique("mysql")
@@ -41,20 +38,8 @@ class Cdc:
             "value.converter": JSON,
             **db.config(prefix, self.connect.bootstrap, **settings),
         }
-        self.connect.create_connector(name, config)
-        self.names.append(name)
+        self.create(name, config)
         return name, prefix
-
-    def reader(self, topic: str) -> TopicReader:
-        reader = TopicReader(self.connect.bootstrap, topic)
-        self.readers.append(reader)
-        return reader
-
-    def close(self) -> None:
-        for reader in self.readers:
-            reader.close()
-        for name in self.names:
-            self.connect.request("DELETE", f"/connectors/{name}")
 
 
 @pytest.fixture

@@ -6,10 +6,8 @@ asked, and system-versioned tables with hidden row period columns stream."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from broker.server import EmbeddedBroker
@@ -20,35 +18,14 @@ from tests.connectors.jdbc.test_mysql_support import (
     Worker,
     binlog_db,
     data,
-    mariadb_binlog,
+    restart,
     row,
+    start,
+    workers,
 )
 from tests.support import unique
 
-FIXTURES = (mariadb_binlog, binlog_db)
-
-
-@pytest.fixture
-def workers() -> Iterator[list[Worker]]:
-    made: list[Worker] = []
-    yield made
-    for w in made:
-        w.stop()
-
-
-def start(db: BinlogDatabase, broker: EmbeddedBroker, workers: list[Worker], **settings: str) -> Worker:
-    config = db.config(unique("srv").replace("-", "_"), broker.bootstrap, **settings)
-    worker = Worker(MySqlSourceTask(), config)
-    workers.append(worker)
-    return worker
-
-
-def restart(worker: Worker, workers: list[Worker]) -> Worker:
-    worker.stop()
-    workers.remove(worker)
-    again = Worker(MySqlSourceTask(), worker.config, worker.store)
-    workers.append(again)
-    return again
+FIXTURES = (binlog_db, workers)
 
 
 def history(worker: Worker) -> list[dict[str, Any]]:
@@ -150,6 +127,7 @@ def test_only_captured_tables_ddl_is_recorded_when_asked(
         binlog_db,
         shared_broker,
         workers,
+        MySqlSourceTask,
         **{
             "table.include.list": f"{binlog_db.name}.t",
             "schema.history.internal.store.only.captured.tables.ddl": "true",

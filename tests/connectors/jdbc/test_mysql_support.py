@@ -1,6 +1,6 @@
-"""Shared pieces of the MySQL CDC tests: one MariaDB with the binlog on (row-based, full
-images) per session, a database per test, and a stand-in for the worker that drives a task
-as the runtime does (poll, store offsets in order, commit)."""
+"""Shared pieces of the MySQL CDC tests: a database per test on the session's MariaDB with the
+binlog on (``mariadb_binlog`` in conftest), and a stand-in for the worker that drives a task
+as the runtime does (poll, store offsets in order, commit), with the tests' ``workers``."""
 
 from __future__ import annotations
 
@@ -13,33 +13,15 @@ from typing import Any
 import pymysql
 import pytest
 
+from broker.server import EmbeddedBroker
 from connect.api import SourceRecord
 from connect.runtime.source_task import _SourceTaskContext
 from connect.storage.offsets import ConnectorOffsetReader, MemoryOffsetBackingStore, OffsetStorageWriter
-from tests.databases import MariaDBServer, ServerUnavailable
+from connectors.jdbc.mysql.task import MySqlSourceTask
+from tests.databases import MariaDBServer
 from tests.support import unique
 
-BINLOG_SETTINGS = {
-    "log-bin": "mysql-bin",
-    "binlog-format": "ROW",
-    "server-id": "1",
-    "binlog-row-image": "FULL",
-}
 _server_ids = itertools.count(100)
-
-
-@pytest.fixture(scope="session")
-def mariadb_binlog() -> Iterator[MariaDBServer]:
-    """MariaDB with a row-based binlog (full row images), root without a password."""
-    server = MariaDBServer(BINLOG_SETTINGS)
-    try:
-        server.start()
-    except ServerUnavailable as exc:
-        pytest.skip(str(exc))
-    try:
-        yield server
-    finally:
-        server.remove()
 
 
 class BinlogDatabase:
@@ -116,6 +98,39 @@ def binlog_db(mariadb_binlog: MariaDBServer) -> Iterator[BinlogDatabase]:
     db = BinlogDatabase(mariadb_binlog)
     yield db
     db.drop()
+
+
+@pytest.fixture
+def workers() -> Iterator[list[Worker]]:
+    """The test's workers, stopped after it."""
+    made: list[Worker] = []
+    yield made
+    for w in made:
+        w.stop()
+
+
+def start(
+    db: BinlogDatabase,
+    broker: EmbeddedBroker,
+    workers: list[Worker],
+    task: type = MySqlSourceTask,
+    **settings: str,
+) -> Worker:
+    """A worker running ``task`` on ``db`` with its own topic prefix and schema history."""
+    config = db.config(unique("srv").replace("-", "_"), broker.bootstrap, **settings)
+    worker = Worker(task(), config)
+    workers.append(worker)
+    return worker
+
+
+def restart(worker: Worker, workers: list[Worker], **settings: str) -> Worker:
+    """A new task with the same config and offsets (the old one stopped)."""
+    worker.stop()
+    workers.remove(worker)
+    config = {**worker.config, **{k.replace("_", "."): v for k, v in settings.items()}}
+    again = Worker(type(worker.task)(), config, worker.store)
+    workers.append(again)
+    return again
 
 
 class Worker:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import decimal
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -21,44 +20,15 @@ from tests.connectors.jdbc.test_mysql_support import (
     binlog_db,
     brief,
     data,
-    mariadb_binlog,
     offset,
+    restart,
     row,
+    start,
+    workers,
 )
 from tests.support import unique
 
-FIXTURES = (mariadb_binlog, binlog_db)
-
-
-@pytest.fixture
-def workers() -> Iterator[list[Worker]]:
-    made: list[Worker] = []
-    yield made
-    for w in made:
-        w.stop()
-
-
-def start(
-    db: BinlogDatabase,
-    broker: EmbeddedBroker,
-    workers: list[Worker],
-    task: type = MySqlSourceTask,
-    **settings: str,
-) -> Worker:
-    config = db.config(unique("srv").replace("-", "_"), broker.bootstrap, **settings)
-    worker = Worker(task(), config)
-    workers.append(worker)
-    return worker
-
-
-def restart(worker: Worker, workers: list[Worker], **settings: str) -> Worker:
-    """A new task with the same config and offsets (the old one stopped)."""
-    worker.stop()
-    workers.remove(worker)
-    config = {**worker.config, **{k.replace("_", "."): v for k, v in settings.items()}}
-    again = Worker(type(worker.task)(), config, worker.store)
-    workers.append(again)
-    return again
+FIXTURES = (binlog_db, workers)
 
 
 def ids(records: list[SourceRecord], op: str | None = None) -> list[int]:

@@ -24,10 +24,10 @@ from connectors.jdbc.mysql.values import (
     ValueSettings,
     conversion_for,
 )
-from tests.connectors.jdbc.test_mysql_support import BinlogDatabase, Worker, binlog_db, data, mariadb_binlog
+from tests.connectors.jdbc.test_mysql_support import BinlogDatabase, Worker, binlog_db, data
 from tests.support import unique
 
-FIXTURES = (mariadb_binlog, binlog_db)
+FIXTURES = (binlog_db,)
 
 COLUMNS = """
     id INT PRIMARY KEY,
