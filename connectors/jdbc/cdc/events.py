@@ -21,7 +21,8 @@ for a table without a key, and for truncates). The source block::
 
 ``version`` is this connector's version (it is not Debezium). Heartbeats go to
 ``__debezium-heartbeat.<prefix>`` with key ``io.debezium.connector.common.ServerNameKey``
-``{serverName}`` and value ``io.debezium.connector.common.Heartbeat`` ``{ts_ms}``.
+``{serverName}`` and value ``io.debezium.connector.common.Heartbeat`` ``{ts_ms}``
+(``connectors.jdbc.debezium.records``, shared with the MySQL connector).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from connect.api import (
     Struct,
     StructColumn,
 )
+from connectors.jdbc.debezium.records import RecordBuilder
 from connectors.jdbc.debezium.source_block import snapshot_enum_schema, source_block_builder
 
 if TYPE_CHECKING:
@@ -47,8 +49,6 @@ if TYPE_CHECKING:
     from connectors.jdbc.cdc.values import Conversion
 
 __all__ = [
-    "HEARTBEAT_KEY_SCHEMA",
-    "HEARTBEAT_VALUE_SCHEMA",
     "SOURCE_SCHEMA",
     "EventBuilder",
     "RowChanges",
@@ -78,21 +78,6 @@ TRANSACTION_BLOCK_SCHEMA: Final = (
     .field("total_order", Schema.INT64_SCHEMA)
     .field("data_collection_order", Schema.INT64_SCHEMA)
     .optional()
-    .build()
-)
-
-HEARTBEAT_KEY_SCHEMA: Final = (
-    SchemaBuilder.struct()
-    .name("io.debezium.connector.common.ServerNameKey")
-    .version(1)
-    .field("serverName", Schema.STRING_SCHEMA)
-    .build()
-)
-HEARTBEAT_VALUE_SCHEMA: Final = (
-    SchemaBuilder.struct()
-    .name("io.debezium.connector.common.Heartbeat")
-    .version(1)
-    .field("ts_ms", Schema.INT64_SCHEMA)
     .build()
 )
 
@@ -179,18 +164,15 @@ def sequence(last_commit_lsn: int | None, lsn: int) -> str:
     return f'[{first},"{lsn}"]'
 
 
-class EventBuilder:
+class EventBuilder(RecordBuilder):
     """Builds the records of one connector: change events, tombstones, truncates, heartbeats.
 
     ``clock_us`` gives the processing time (the envelope's ``ts_*``); tests pass a fixed one.
     """
 
     def __init__(self, server: str, database: str, version: str, clock_us: Callable[[], int]) -> None:
-        self.server = server
+        super().__init__(server, version, clock_us)
         self.database = database
-        self.version = version
-        self.clock_us = clock_us
-        self.partition: Mapping[str, Any] = {"server": server}
 
     def source(self, table: TableModel, position: SourcePosition) -> Struct:
         ts_us = position.ts_us
@@ -323,9 +305,6 @@ class EventBuilder:
             keys=None if table.key_schema is None else StructColumn(table.key_schema, keys, n),
         )
 
-    def tombstone(self, table: TableModel, key: Struct | None, offset: Mapping[str, Any]) -> SourceRecord:
-        return SourceRecord(self.partition, offset, table.topic, None, table.key_schema, key, None, None)
-
     def truncate(
         self, table: TableModel, position: SourcePosition, offset: Mapping[str, Any]
     ) -> SourceRecord:
@@ -338,16 +317,4 @@ class EventBuilder:
             None,
             table.envelope_schema,
             self._envelope(table, "t", None, None, position),
-        )
-
-    def heartbeat(self, topic: str, offset: Mapping[str, Any]) -> SourceRecord:
-        return SourceRecord(
-            self.partition,
-            offset,
-            topic,
-            None,
-            HEARTBEAT_KEY_SCHEMA,
-            Struct.unchecked(HEARTBEAT_KEY_SCHEMA, [self.server]),
-            HEARTBEAT_VALUE_SCHEMA,
-            Struct.unchecked(HEARTBEAT_VALUE_SCHEMA, [self.clock_us() // 1000]),
         )

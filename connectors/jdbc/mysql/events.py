@@ -17,7 +17,7 @@ source block ``io.debezium.connector.mysql.Source``::
                             index in its rows event
     thread, query           null (binlog_rows_query_log_events is not read)
 
-Heartbeats use ``connectors.jdbc.cdc.events``' schemas (``ServerNameKey``/``Heartbeat``).
+Heartbeats and tombstones come from ``connectors.jdbc.debezium.records`` (``ServerNameKey``/``Heartbeat``).
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from connect.api import Schema, SchemaBuilder, SourceRecord, Struct
-from connectors.jdbc.cdc.events import HEARTBEAT_KEY_SCHEMA, HEARTBEAT_VALUE_SCHEMA, envelope_schema
+from connectors.jdbc.cdc.events import envelope_schema
 from connectors.jdbc.cdc.filters import Filters
+from connectors.jdbc.debezium.records import RecordBuilder
 from connectors.jdbc.debezium.source_block import snapshot_enum_schema, source_block_builder
 from connectors.jdbc.mysql.values import ValueSettings, conversion_for
 
@@ -190,18 +191,15 @@ class Position:
     row: int
 
 
-class EventBuilder:
+class EventBuilder(RecordBuilder):
     """Builds one connector's records: change events, tombstones and heartbeats.
 
     ``clock_us`` gives the processing time (the envelope's ``ts_*``); tests pass a fixed one.
     """
 
     def __init__(self, server: str, connector: str, version: str, clock_us: Callable[[], int]) -> None:
-        self.server = server
+        super().__init__(server, version, clock_us)
         self.connector = connector
-        self.version = version
-        self.clock_us = clock_us
-        self.partition: Mapping[str, Any] = {"server": server}
 
     def source(self, database: str, table: str | None, position: Position) -> Struct:
         ts_ms = position.ts_ms
@@ -310,18 +308,3 @@ class EventBuilder:
             return SourceRecord(partition, offset, topic, None, key_schema, key, envelope_schema, envelope)
 
         return emit
-
-    def tombstone(self, model: TableModel, key: Struct | None, offset: Mapping[str, Any]) -> SourceRecord:
-        return SourceRecord(self.partition, offset, model.topic, None, model.key_schema, key, None, None)
-
-    def heartbeat(self, topic: str, offset: Mapping[str, Any]) -> SourceRecord:
-        return SourceRecord(
-            self.partition,
-            offset,
-            topic,
-            None,
-            HEARTBEAT_KEY_SCHEMA,
-            Struct.unchecked(HEARTBEAT_KEY_SCHEMA, [self.server]),
-            HEARTBEAT_VALUE_SCHEMA,
-            Struct.unchecked(HEARTBEAT_VALUE_SCHEMA, [self.clock_us() // 1000]),
-        )
