@@ -54,6 +54,7 @@ from typing import Any, Final
 
 from connect.api import DataException, Date, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 from connect.api import Decimal as DecimalType
+from connectors.jdbc.debezium.value_modes import BinaryMode, DecimalMode
 
 __all__ = [
     "BinaryMode",
@@ -70,23 +71,10 @@ __all__ = [
 ]
 
 
-class DecimalMode(enum.StrEnum):
-    PRECISE = "precise"
-    DOUBLE = "double"
-    STRING = "string"
-
-
 class TimePrecisionMode(enum.StrEnum):
     ADAPTIVE = "adaptive"
     ADAPTIVE_TIME_MICROSECONDS = "adaptive_time_microseconds"
     CONNECT = "connect"
-
-
-class BinaryMode(enum.StrEnum):
-    BYTES = "bytes"
-    BASE64 = "base64"
-    BASE64_URL_SAFE = "base64-url-safe"
-    HEX = "hex"
 
 
 class IntervalMode(enum.StrEnum):

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from connect.api import ConnectException, Date, Schema, SchemaBuilder, Struct, Time, Timestamp
 from connect.api import Decimal as DecimalType
-from connectors.jdbc.cdc.values import BinaryMode, DecimalMode
+from connectors.jdbc.debezium.value_modes import BinaryMode, DecimalMode
 
 if TYPE_CHECKING:
     from connectors.jdbc.mysql.schema import MySqlColumn
