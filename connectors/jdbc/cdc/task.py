@@ -40,7 +40,6 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from connect.api import (
-    ConnectException,
     RetriableException,
     SourceRecord,
 )
@@ -68,7 +67,7 @@ from connectors.jdbc.cdc.replication import ReplicationStream, SlotInUse
 from connectors.jdbc.cdc.slots import drop_slot, drop_slot_when_released, slot_state
 from connectors.jdbc.cdc.snapshot import SnapshotReader, SnapshotRow
 from connectors.jdbc.cdc.table_model import TableModel, build_table_model
-from connectors.jdbc.debezium.task import FIRST_BACKOFF_S, SerialSourceTask
+from connectors.jdbc.debezium.task import FIRST_BACKOFF_S, SerialSourceTask, now_us
 
 __all__ = ["VERSION", "PostgresCdcSourceTask"]
 
@@ -86,10 +85,6 @@ class Phase(enum.Enum):
     IDLE = "idle"
 
 
-def _now_us() -> int:
-    return time.time_ns() // 1000
-
-
 class PostgresCdcSourceTask(SerialSourceTask):
     def version(self) -> str:
         return VERSION
@@ -100,15 +95,9 @@ class PostgresCdcSourceTask(SerialSourceTask):
         self.config = PostgresCdcConfig.parse(props)
         self.filters = self.config.filters()
         self.value_settings = self.config.value_settings()
-        self.events = EventBuilder(self.config.topic_prefix, self.config.dbname, VERSION, _now_us)
+        self.events = EventBuilder(self.config.topic_prefix, self.config.dbname, VERSION, now_us)
         raw = self.context.offset_storage_reader().offset(self.events.partition)
-        try:
-            self.stored = StoredOffset.parse(raw)
-        except ValueError as exc:
-            raise ConnectException(
-                f"the stored offset of server {self.config.topic_prefix!r} is not this connector's ({exc}); "
-                "delete the connector's offsets to start over"
-            ) from None
+        self.stored = self._parse_stored(StoredOffset.parse, raw, self.config.topic_prefix)
         self.tracker = CommitTracker()
         self.phase = Phase.STARTING
         self._init_serial()
@@ -239,7 +228,7 @@ class PostgresCdcSourceTask(SerialSourceTask):
         except BaseException:
             close_quietly(conn)
             raise
-        self._snapshot_ts_us = _now_us()
+        self._snapshot_ts_us = now_us()
         self._snapshot_rows_estimated = self._reader.rows_estimated
         self._snapshot_unit = self.tracker.open()
         self._held = None
@@ -515,7 +504,7 @@ class PostgresCdcSourceTask(SerialSourceTask):
             return None  # its offset would fall behind the records of the open transaction
         self._last_heartbeat = now
         record = self.events.heartbeat(
-            self.config.heartbeat_topic, heartbeat_offset(self._safe_lsn, _now_us())
+            self.config.heartbeat_topic, heartbeat_offset(self._safe_lsn, now_us())
         )
         unit = self.tracker.open()
         self.tracker.emitted(unit, record.source_offset)

@@ -1,5 +1,5 @@
-"""The task plumbing Debezium's CDC tasks share: one poll at a time, a stop that waits for it,
-and the retry of a lost connection with a doubling wait.
+"""The task plumbing Debezium's CDC tasks share: reading the stored offset, one poll at a time,
+a stop that waits for it, and the retry of a lost connection with a doubling wait.
 
 The worker calls ``poll`` and ``stop`` from different threads; a lock makes the connections
 one poll's at a time, and a stop that finds a poll running leaves the closing to it.
@@ -9,15 +9,23 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from abc import abstractmethod
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NoReturn, TypeVar
 
-from connect.api import RetriableException, SourceRecord, SourceTask
+from connect.api import ConnectException, RetriableException, SourceRecord, SourceTask
 
-__all__ = ["FIRST_BACKOFF_S", "SerialSourceTask"]
+__all__ = ["FIRST_BACKOFF_S", "SerialSourceTask", "now_us"]
+
+_Offset = TypeVar("_Offset")
 
 FIRST_BACKOFF_S = 0.5
+
+
+def now_us() -> int:
+    """The processing time of events, in microseconds since the epoch."""
+    return time.time_ns() // 1000
 
 
 class SerialSourceTask(SourceTask):
@@ -30,6 +38,22 @@ class SerialSourceTask(SourceTask):
         self._stopping = threading.Event()
         self._closed = False
         self._backoff_s = FIRST_BACKOFF_S
+
+    @staticmethod
+    def _parse_stored(
+        parse: Callable[[Mapping[str, Any] | None], _Offset | None],
+        raw: Mapping[str, Any] | None,
+        server: str,
+    ) -> _Offset | None:
+        """The committed offset ``raw`` as ``parse`` reads it (None: none stored); an offset of
+        another shape (``parse`` raised ValueError) fails the task, saying what to do."""
+        try:
+            return parse(raw)
+        except ValueError as exc:
+            raise ConnectException(
+                f"the stored offset of server {server!r} is not this connector's ({exc}); "
+                "delete the connector's offsets to start over"
+            ) from None
 
     def stop(self) -> None:
         self._stopping.set()

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from connect.api import ConnectException, RetriableException, SourceRecord, SourceRecordBatch
-from connectors.jdbc.debezium.task import FIRST_BACKOFF_S, SerialSourceTask
+from connectors.jdbc.debezium.task import FIRST_BACKOFF_S, SerialSourceTask, now_us
 from connectors.jdbc.mysql.config import MySqlCdcConfig
 from connectors.jdbc.mysql.events import EventBuilder, Position, TableModel, build_table_model
 from connectors.jdbc.mysql.faults import BinlogPurged, FatalDatabaseError, translate
@@ -89,10 +89,6 @@ class Phase(enum.Enum):
     IDLE = "idle"
 
 
-def _now_us() -> int:
-    return time.time_ns() // 1000
-
-
 class MySqlSourceTask(SerialSourceTask):
     #: "mysql" or "mariadb": the source block's ``connector``
     connector_name = "mysql"
@@ -107,15 +103,9 @@ class MySqlSourceTask(SerialSourceTask):
         self.filters = self.config.filters()
         self.value_settings = self.config.value_settings()
         self.gtid_filter = self.config.gtid_filter()
-        self.events = EventBuilder(self.config.topic_prefix, self.connector_name, VERSION, _now_us)
+        self.events = EventBuilder(self.config.topic_prefix, self.connector_name, VERSION, now_us)
         raw = self.context.offset_storage_reader().offset(self.events.partition)
-        try:
-            self.stored = StoredOffset.parse(raw)
-        except ValueError as exc:
-            raise ConnectException(
-                f"the stored offset of server {self.config.topic_prefix!r} is not this connector's ({exc}); "
-                "delete the connector's offsets to start over"
-            ) from None
+        self.stored = self._parse_stored(StoredOffset.parse, raw, self.config.topic_prefix)
         self.phase = Phase.STARTING
         self._init_serial()
         self._meta: Any = None
@@ -241,7 +231,7 @@ class MySqlSourceTask(SerialSourceTask):
             raise
         point = schemas.point
         self._point = point
-        self._snapshot_ts_ms = _now_us() // 1000
+        self._snapshot_ts_ms = now_us() // 1000
         ts_sec = self._snapshot_ts_ms // 1000
         offset = snapshot_offset(point.file, point.pos, point.gtids, ts_sec, info.server_id, False)
         # recovery: today's schemas stand for the schemas at the stored position, so the history
