@@ -12,7 +12,7 @@ import enum
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from connect.api import Boolean, CommaList, ConfigIssue, ConnectorConfig, Field, SecretStr, importance
+from connect.api import Boolean, CommaList, ConfigIssue, Field, SecretStr, importance
 from connectors.jdbc.cdc.filters import Filters
 from connectors.jdbc.cdc.values import (
     BinaryMode,
@@ -55,7 +55,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 
-class PostgresCdcConfig(ConnectorConfig):
+class PostgresCdcConfig(ck.DebeziumConfig):
     hostname: str = ck.hostname("IP address or hostname of the PostgreSQL database server.", _GROUP_DB)
     port: int = Field(
         5432,
@@ -277,10 +277,6 @@ class PostgresCdcConfig(ConnectorConfig):
     def skipped(self) -> frozenset[str]:
         ops = {op.strip().lower() for op in self.skipped_operations}
         return frozenset() if "none" in ops else frozenset(ops)
-
-    @property
-    def heartbeat_topic(self) -> str:
-        return f"{self.heartbeat_topics_prefix}.{self.topic_prefix}"
 
     def filters(self) -> Filters:
         return Filters.of(

@@ -9,13 +9,14 @@ connector describes a key in its own database's words, the description is a para
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from connect.api import ConfigIssue, Field, importance
+from connect.api import ConfigIssue, ConnectorConfig, Field, importance
 from connectors.jdbc.cdc.filters import compile_patterns
 
 __all__ = [
     "GROUP_EVENTS",
+    "DebeziumConfig",
     "binary_handling_mode",
     "choice_issues",
     "column_exclude_list",
@@ -37,6 +38,21 @@ __all__ = [
 ]
 
 GROUP_EVENTS = "Events"
+
+
+class DebeziumConfig(ConnectorConfig):
+    """What Debezium's configs derive alike from their keys. It declares no fields (a base class's
+    fields would come first in the key order); subclasses declare ``topic.prefix`` and
+    ``topic.heartbeat.prefix`` with the factories below."""
+
+    if TYPE_CHECKING:
+        topic_prefix: str
+        heartbeat_topics_prefix: str
+
+    @property
+    def heartbeat_topic(self) -> str:
+        return f"{self.heartbeat_topics_prefix}.{self.topic_prefix}"
+
 
 # pydantic's Field() is typed as returning Any (it stands for the field's value in the
 # class body), so the factories are too.

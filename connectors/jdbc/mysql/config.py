@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from connect.api import Boolean, CommaList, ConfigIssue, ConnectorConfig, Field, SecretStr, importance
+from connect.api import Boolean, CommaList, ConfigIssue, Field, SecretStr, importance
 from connectors.jdbc.cdc.filters import Filters, compile_patterns
 from connectors.jdbc.debezium import config_keys as ck
 from connectors.jdbc.mysql.values import (
@@ -57,7 +57,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 
-class MySqlCdcConfig(ConnectorConfig):
+class MySqlCdcConfig(ck.DebeziumConfig):
     hostname: str = ck.hostname("IP address or hostname of the MySQL or MariaDB server.", _GROUP_DB)
     port: int = Field(
         3306,
@@ -242,10 +242,6 @@ class MySqlCdcConfig(ConnectorConfig):
     @property
     def locking_mode(self) -> LockingMode:
         return LockingMode(self.snapshot_locking_mode.strip().lower())
-
-    @property
-    def heartbeat_topic(self) -> str:
-        return f"{self.heartbeat_topics_prefix}.{self.topic_prefix}"
 
     def filters(self) -> Filters:
         return Filters.of(
