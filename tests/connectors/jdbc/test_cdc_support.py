@@ -1,5 +1,6 @@
 """Shared by the CDC tests: a fresh PostgreSQL database per test, reading Debezium events, and
-the connectors a test runs on a worker (both CDC connectors' end-to-end tests use them).
+what both CDC connectors' tests use: the connectors a test runs on a worker, and a stand-in
+for the worker that drives one task directly (``TaskDriver``, the ``workers`` fixture).
 
 No tests here. ``CdcDatabase`` owns one database on a throwaway server (the session's
 ``postgres`` fixture or a test's own ``PostgresServer``); closing it drops the
@@ -19,6 +20,9 @@ import psycopg
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
+from connect.api import SourceTask
+from connect.runtime.source_task import _SourceTaskContext
+from connect.storage.offsets import ConnectorOffsetReader, MemoryOffsetBackingStore, OffsetStorageWriter
 from sluiceway.embedded import EmbeddedConnect
 from tests.databases import PostgresServer
 from tests.support import unique
@@ -274,3 +278,34 @@ class Connectors:
 
     def _gone(self, name: str) -> bool:
         return bool(self.connect.request("GET", f"/connectors/{name}/status").status_code == 404)
+
+
+class TaskDriver:
+    """Plays the worker's part for one task, with the runtime's own task context and offset
+    store: starts it, stores offsets in order (``writer``), stops it. Subclasses poll."""
+
+    def __init__(
+        self,
+        task: SourceTask,
+        connector: str,
+        config: dict[str, str],
+        store: MemoryOffsetBackingStore | None = None,
+    ) -> None:
+        self.config = config
+        self.store = store or MemoryOffsetBackingStore()
+        self.writer = OffsetStorageWriter(self.store, connector)
+        self.task = task
+        self.task.initialize(_SourceTaskContext(config, ConnectorOffsetReader(self.store, connector)))
+        self.task.start(config)
+
+    def stop(self) -> None:
+        self.task.stop()
+
+
+@pytest.fixture
+def workers() -> Iterator[list[TaskDriver]]:
+    """The test's task drivers, stopped after it."""
+    made: list[TaskDriver] = []
+    yield made
+    for w in made:
+        w.stop()

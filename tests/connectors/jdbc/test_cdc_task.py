@@ -5,31 +5,24 @@ slot may advance, what a restart resumes from, and a crash during the snapshot."
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
 from connect.api import SourceRecord
-from connect.runtime.source_task import _SourceTaskContext
-from connect.storage.offsets import ConnectorOffsetReader, MemoryOffsetBackingStore, OffsetStorageWriter
+from connect.storage.offsets import MemoryOffsetBackingStore
 from connectors.jdbc.cdc import PostgresCdcSourceTask
-from tests.connectors.jdbc.test_cdc_support import CdcDatabase, cdc_db, lsn
+from tests.connectors.jdbc.test_cdc_support import CdcDatabase, TaskDriver, cdc_db, lsn, workers
 
-FIXTURES = (cdc_db,)
+FIXTURES = (cdc_db, workers)
 CONNECTOR = "cdc"
 
 
-class Worker:
-    """Plays the worker's part for one task: polls, acknowledges, stores offsets in order."""
+class Worker(TaskDriver):
+    """A PostgresCdcSourceTask's worker: polls, acknowledges, stores offsets in order."""
+
+    task: PostgresCdcSourceTask
 
     def __init__(self, config: dict[str, str], store: MemoryOffsetBackingStore | None = None) -> None:
-        self.config = config
-        self.store = store or MemoryOffsetBackingStore()
-        self.writer = OffsetStorageWriter(self.store, CONNECTOR)
-        self.task = PostgresCdcSourceTask()
-        self.task.initialize(_SourceTaskContext(config, ConnectorOffsetReader(self.store, CONNECTOR)))
-        self.task.start(config)
+        super().__init__(PostgresCdcSourceTask(), CONNECTOR, config, store)
 
     def poll_until(self, count: int, timeout: float = 20) -> list[SourceRecord]:
         out: list[SourceRecord] = []
@@ -54,17 +47,6 @@ class Worker:
             assert last.source_partition is not None and last.source_offset is not None
             self.writer.write([(last.source_partition, last.source_offset)])
         self.task.commit()
-
-    def stop(self) -> None:
-        self.task.stop()
-
-
-@pytest.fixture
-def workers() -> Iterator[list[Worker]]:
-    made: list[Worker] = []
-    yield made
-    for w in made:
-        w.stop()
 
 
 def brief(record: SourceRecord) -> tuple[Any, ...]:

@@ -13,6 +13,7 @@ from confluent_kafka import Consumer, TopicPartition
 from broker.server import EmbeddedBroker
 from connect.api import SourceRecord
 from connectors.jdbc.mysql.task import MySqlSourceTask
+from tests.connectors.jdbc.test_cdc_support import workers
 from tests.connectors.jdbc.test_mysql_support import (
     BinlogDatabase,
     Worker,
@@ -21,7 +22,6 @@ from tests.connectors.jdbc.test_mysql_support import (
     restart,
     row,
     start,
-    workers,
 )
 from tests.support import unique
 

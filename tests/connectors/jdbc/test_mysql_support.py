@@ -1,6 +1,6 @@
 """Shared pieces of the MySQL CDC tests: a database per test on the session's MariaDB with the
 binlog on (``mariadb_binlog`` in conftest), and a stand-in for the worker that drives a task
-as the runtime does (poll, store offsets in order, commit), with the tests' ``workers``."""
+as the runtime does (poll, store offsets in order, commit; ``workers`` holds a test's)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ import pytest
 
 from broker.server import EmbeddedBroker
 from connect.api import SourceRecord
-from connect.runtime.source_task import _SourceTaskContext
-from connect.storage.offsets import ConnectorOffsetReader, MemoryOffsetBackingStore, OffsetStorageWriter
+from connect.storage.offsets import MemoryOffsetBackingStore
 from connectors.jdbc.mysql.task import MySqlSourceTask
+from tests.connectors.jdbc.test_cdc_support import TaskDriver
 from tests.databases import MariaDBServer
 from tests.support import unique
 
@@ -100,15 +100,6 @@ def binlog_db(mariadb_binlog: MariaDBServer) -> Iterator[BinlogDatabase]:
     db.drop()
 
 
-@pytest.fixture
-def workers() -> Iterator[list[Worker]]:
-    """The test's workers, stopped after it."""
-    made: list[Worker] = []
-    yield made
-    for w in made:
-        w.stop()
-
-
 def start(
     db: BinlogDatabase,
     broker: EmbeddedBroker,
@@ -133,18 +124,15 @@ def restart(worker: Worker, workers: list[Worker], **settings: str) -> Worker:
     return again
 
 
-class Worker:
-    """Plays the worker's part for one task: polls, acknowledges, stores offsets in order."""
+class Worker(TaskDriver):
+    """A MySQL/MariaDB task's worker: polls, acknowledges, stores offsets in order."""
+
+    task: MySqlSourceTask
 
     def __init__(
-        self, task: Any, config: dict[str, str], store: MemoryOffsetBackingStore | None = None
+        self, task: MySqlSourceTask, config: dict[str, str], store: MemoryOffsetBackingStore | None = None
     ) -> None:
-        self.config = config
-        self.store = store or MemoryOffsetBackingStore()
-        self.writer = OffsetStorageWriter(self.store, "mysql")
-        self.task = task
-        self.task.initialize(_SourceTaskContext(config, ConnectorOffsetReader(self.store, "mysql")))
-        self.task.start(config)
+        super().__init__(task, "mysql", config, store)
 
     def poll(self) -> list[SourceRecord]:
         return list(self.task.poll() or [])
@@ -185,9 +173,6 @@ class Worker:
         assert record.source_partition is not None and record.source_offset is not None
         self.writer.write([(record.source_partition, record.source_offset)])
         self.task.commit()
-
-    def stop(self) -> None:
-        self.task.stop()
 
 
 def data(records: list[SourceRecord]) -> list[SourceRecord]:

@@ -14,6 +14,7 @@ import pytest
 from broker.server import EmbeddedBroker
 from connect.api import ConnectException, SourceRecord, SourceRecordBatch
 from connectors.jdbc.mysql.task import MariaDbSourceTask, MySqlSourceTask
+from tests.connectors.jdbc.test_cdc_support import workers
 from tests.connectors.jdbc.test_mysql_support import (
     BinlogDatabase,
     Worker,
@@ -24,7 +25,6 @@ from tests.connectors.jdbc.test_mysql_support import (
     restart,
     row,
     start,
-    workers,
 )
 from tests.support import unique
 
