@@ -49,6 +49,9 @@ class Bound:
     #: its parameters is in a row's values, else rows are dicts by parameter name.
     sql: str | None = None
     order: tuple[int, ...] | None = None
+    #: The table and its columns' real names (in parameter order), for ``pg_copy``.
+    table: sa.Table | None = None
+    real: tuple[str, ...] = ()
 
     #: The statement's parameters for a record and its row (``struct``, see ``Change``): a
     #: dict, or a tuple in ``sql``'s order.
@@ -180,6 +183,8 @@ def bind_table(
         plan.extract_key if action is Action.DELETE else plan.extract,
         sql,
         order,
+        table,
+        tuple(real),
     )
 
 

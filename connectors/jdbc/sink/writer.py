@@ -5,8 +5,9 @@ Per (topic, key schema, row schema, action) the writer works out once the column
 (``records.plan_fields``), makes sure the table has them (``tables``) and binds the plan to
 it (``binding``: the statement and one converter per column); a record then costs pulling
 its values, converting the few that need it and a dict or tuple. Consecutive records of
-the same kind form a run, written by one ``executemany`` per ``batch.size`` rows; order
-across runs is kept, so a delete after an insert of the same key stays after it.
+the same kind form a run, written by one ``executemany`` per ``batch.size`` rows (on
+PostgreSQL, runs of upserts of ``pg_copy.MIN_ROWS`` rows or more by COPY); order across runs
+is kept, so a delete after an insert of the same key stays after it.
 
 Bad records: a record the sink cannot turn into a row (no primary key value, a value
 the column cannot take, a value too long) is reported to the errant record reporter as a
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
@@ -36,6 +37,9 @@ from connectors.jdbc.sink.config import SinkSettings
 from connectors.jdbc.sink.records import Action, FieldsPlan, change_of, plan_fields, table_of
 from connectors.jdbc.sink.statements import param, write_statement
 from connectors.jdbc.sink.tables import TABLE_OPTIONS, Tables
+
+if TYPE_CHECKING:
+    from connectors.jdbc.sink.pg_copy import Copier
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +88,11 @@ class Writer:
         self._offsets: sa.Table | None = None
         self._offsets_upsert: sa.Executable | None = None
         self._last: tuple[Schema | None, Schema | None, Action, str, Bound] | None = None
+        self._copier: Copier | None = None
+        if self.dialect == "postgresql":
+            from connectors.jdbc.sink.pg_copy import Copier  # psycopg: PostgreSQL only
+
+            self._copier = Copier(settings.insert_mode)
 
     # -- exactly once: the offsets table ---------------------------------------------------
 
@@ -208,6 +217,8 @@ class Writer:
         self.tables.forget()
         self._bound.clear()
         self._last = None
+        if self._copier is not None:
+            self._copier.forget()
 
     # -- writing -------------------------------------------------------------------------
 
@@ -275,18 +286,24 @@ class Writer:
         runs, ends = prepared.runs, prepared.ends
         exactly_once = self.settings.exactly_once
         size = self.settings.batch_size
+        copier = self._copier
         try:
             with self.engine.begin() as connection:
+                if copier is not None:
+                    copier.used.clear()
                 for run in runs:
                     if run.truncate is not None:
                         connection.execute(run.truncate)
                         continue
-                    assert run.bound is not None
+                    bound = run.bound
+                    assert bound is not None
                     rows = run.params
                     for start in range(0, len(rows), size):
-                        execute(
-                            connection, run.bound, rows if len(rows) <= size else rows[start : start + size]
-                        )
+                        chunk = rows if len(rows) <= size else rows[start : start + size]
+                        if copier is not None and copier.takes(bound, len(chunk)):
+                            copier.upsert(connection, bound, chunk)
+                        else:
+                            execute(connection, bound, chunk)
                 if exactly_once:
                     self._write_offsets(connection, ends)
         except DATA_ERRORS as exc:
