@@ -89,7 +89,9 @@ class Writer:
         self._offsets_upsert: sa.Executable | None = None
         self._last: tuple[Schema | None, Schema | None, Action, str, Bound] | None = None
         self._copier: Copier | None = None
-        if self.dialect == "postgresql":
+        # COPY through psycopg 3 (the driver JDBC URLs translate to); another PostgreSQL
+        # driver a SQLAlchemy URL names keeps executemany.
+        if self.dialect == "postgresql" and engine.dialect.driver == "psycopg":
             from connectors.jdbc.sink.pg_copy import Copier  # psycopg: PostgreSQL only
 
             self._copier = Copier(settings.insert_mode)
