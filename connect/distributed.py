@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 
 from connect.api.config import ConfigValidationError
 from connect.api.errors import ConnectException
+from connect.api.kafka_clients import ClientSecurityError, librdkafka_security
 from connect.herder.distributed import DistributedHerder
 from connect.herder.membership import GroupMember
 from connect.herder.sasl_client import SaslCredentials, sasl_credentials
 from connect.rest.app import create_app
 from connect.rest.server import RestServer
 from connect.rest.tls import client_context, tls_settings_from
-from connect.runtime.client_security import ClientSecurityError, librdkafka_security
 from connect.runtime.config import DistributedConfig
 from connect.runtime.embedded_broker import EmbeddedBrokerHandle, start_embedded_broker
 from connect.runtime.embedded_registry import EmbeddedRegistryHandle, start_embedded_registry

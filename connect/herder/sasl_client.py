@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from scramp import ScramClient, ScramException  # type: ignore[import-untyped]
 
-from connect.runtime.client_security import ClientSecurityError, jaas_credentials
+from connect.api.kafka_clients import ClientSecurityError, jaas_credentials
 
 MECHANISMS: Final = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 SASL_PROTOCOLS: Final = ("SASL_PLAINTEXT", "SASL_SSL")

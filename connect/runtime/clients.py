@@ -1,10 +1,8 @@
 """Kafka client settings for tasks: Kafka Connect's defaults, the worker's ``producer.``/
 ``consumer.``/``admin.`` settings and the connector's ``*.override.*`` keys, in that order.
 
-Clients are librdkafka's (confluent-kafka). A few Java client keys that Kafka Connect
-users put in worker files have a librdkafka equivalent and are translated; Java-only
-keys with none (serializers, interceptors, buffer sizes of the JVM client) are
-dropped with a warning instead of making the client refuse to start.
+Clients are librdkafka's (confluent-kafka); the Java client keys Kafka Connect users put
+in worker files are translated by ``connect.api.kafka_clients.librdkafka_config``.
 """
 
 from __future__ import annotations
@@ -15,29 +13,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from connect.runtime.client_security import librdkafka_security
+from connect.api.kafka_clients import librdkafka_config
 
 log = logging.getLogger(__name__)
 
-# Java client key -> librdkafka key (None: no equivalent, dropped).
-_JAVA_KEYS: dict[str, str | None] = {
-    "max.request.size": "message.max.bytes",
-    "key.serializer": None,
-    "value.serializer": None,
-    "key.deserializer": None,
-    "value.deserializer": None,
-    "interceptor.classes": None,
-    "buffer.memory": None,
-    "max.block.ms": None,
-    "send.buffer.bytes": "socket.send.buffer.bytes",
-    "receive.buffer.bytes": "socket.receive.buffer.bytes",
-    "max.poll.records": None,  # the runtime's own batch size (see sink_batch_size)
-    "default.api.timeout.ms": None,
-    "exclude.internal.topics": None,
-    "partitioner.class": None,
-}
-
-_warned: set[str] = set()
 
 # librdkafka's own log lines go through Python logging (levels, format, [connector|task] context).
 CLIENT_LOGGER = logging.getLogger("librdkafka")
@@ -74,25 +53,6 @@ class _ConnectionNoise(logging.Filter):
 CLIENT_LOGGER.addFilter(_ConnectionNoise())
 
 
-def _translate(settings: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    # sasl.jaas.config, Java truststores...: see connect.runtime.client_security.
-    for key, value in librdkafka_security(settings).items():
-        if key in _JAVA_KEYS:
-            target = _JAVA_KEYS[key]
-            if target is None:
-                if key not in _warned:
-                    _warned.add(key)
-                    log.warning(
-                        "client setting %s is a Java client setting without a librdkafka equivalent; ignored",
-                        key,
-                    )
-                continue
-            key = target
-        out[key] = value
-    return out
-
-
 def producer_config(
     bootstrap: str, client_id: str, worker: Mapping[str, Any], overrides: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -107,8 +67,8 @@ def producer_config(
         "message.timeout.ms": 0,
         "linger.ms": 5,
     }
-    base.update(_translate(worker))
-    base.update(_translate(overrides))
+    base.update(librdkafka_config(worker))
+    base.update(librdkafka_config(overrides))
     return base
 
 
@@ -129,8 +89,8 @@ def consumer_config(
         # second, so a long backoff leaves it idle most of the time.
         "fetch.queue.backoff.ms": 10,
     }
-    base.update(_translate(worker))
-    base.update(_translate(overrides))
+    base.update(librdkafka_config(worker))
+    base.update(librdkafka_config(overrides))
     return base
 
 
@@ -138,8 +98,8 @@ def admin_config(
     bootstrap: str, client_id: str, worker: Mapping[str, Any], overrides: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     base: dict[str, Any] = {"bootstrap.servers": bootstrap, "client.id": client_id, "logger": CLIENT_LOGGER}
-    base.update(_translate(worker))
-    base.update(_translate(overrides or {}))
+    base.update(librdkafka_config(worker))
+    base.update(librdkafka_config(overrides or {}))
     return base
 
 

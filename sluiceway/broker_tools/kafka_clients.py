@@ -30,7 +30,7 @@ from typing import Any, Protocol, TypeVar
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import ClusterMetadata  # type: ignore[attr-defined]  # re-exported untyped
 
-from connect.runtime import client_security
+from connect.api import kafka_clients as client_security
 from connect.runtime.properties import PropertiesError
 from connect.runtime.properties import load as load_properties
 
@@ -162,7 +162,7 @@ def api_timeout_s(props: Mapping[str, str], default: float = DEFAULT_TIMEOUT_S) 
 
 def jaas_credentials(jaas: str) -> dict[str, str]:
     """``sasl.username``/``sasl.password`` of a PLAIN or SCRAM ``sasl.jaas.config`` (the
-    workers' translation, ``connect.runtime.client_security``), failing as a ToolError."""
+    workers' translation, ``connect.api.kafka_clients``), failing as a ToolError."""
     try:
         return client_security.jaas_credentials(jaas)
     except client_security.ClientSecurityError as exc:

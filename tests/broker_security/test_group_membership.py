@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from connect.api.kafka_clients import ClientSecurityError
 from connect.distributed import group_member_security
 from connect.herder.kafka_connection import GroupError
 from connect.herder.membership import GroupMember
-from connect.runtime.client_security import ClientSecurityError
 from sluiceway.embedded import EmbeddedConnectCluster
 from tests.broker_security.conftest import SCRAM_USERS, SecureBroker
 from tests.support import unique

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from scramp import ScramMechanism  # type: ignore[import-untyped]
 
+from connect.api.kafka_clients import ClientSecurityError
 from connect.herder.sasl_client import SaslCredentials, SaslFailure, sasl_credentials, sasl_exchange
-from connect.runtime.client_security import ClientSecurityError
 
 SCRAM_JAAS = (
     'org.apache.kafka.common.security.scram.ScramLoginModule required username="bob" password="bob-secret";'

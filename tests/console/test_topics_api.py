@@ -118,7 +118,7 @@ def test_extension_is_in_the_openapi_document(worker: EmbeddedConnect) -> None:
         ({}, {}),
         (
             {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "ssl.ca.location": "/ca.pem"},
-            # Java's sasl.mechanism is librdkafka's sasl.mechanisms (connect.runtime.client_security)
+            # Java's sasl.mechanism is librdkafka's sasl.mechanisms (connect.api.kafka_clients)
             {"security.protocol": "SASL_SSL", "sasl.mechanisms": "PLAIN", "ssl.ca.location": "/ca.pem"},
         ),
         # admin.-prefixed keys win over the worker's own, as in Kafka Connect.

@@ -1,7 +1,11 @@
-"""Java client security settings as librdkafka takes them.
+"""Java Kafka client settings as librdkafka (confluent-kafka) takes them.
 
-Worker files and the Java tools' ``--command-config`` files carry the Java client's
-keys; librdkafka names some differently and lacks others:
+For the runtime's own clients and for connectors that talk to a Kafka cluster of their
+own (MirrorMaker 2's source and target clusters, a schema history topic): worker files,
+connector configs and the Java tools' ``--command-config`` files carry the Java client's
+keys, and ``librdkafka_config`` turns them into settings confluent-kafka accepts.
+
+Security keys (``librdkafka_security``); librdkafka names some differently and lacks others:
 
 - ``sasl.jaas.config`` with PlainLoginModule or ScramLoginModule becomes
   ``sasl.username``/``sasl.password``; other login modules are refused.
@@ -19,6 +23,7 @@ keys; librdkafka names some differently and lacks others:
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from typing import Any, Final
@@ -29,6 +34,28 @@ _JAAS: Final = re.compile(
 )
 _JAAS_OPTION: Final = re.compile(r'(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|(\S+?))(?=\s|;|$)')
 _JKS_MAGIC: Final = b"\xfe\xed\xfe\xed"
+
+log = logging.getLogger(__name__)
+
+# Java client key -> librdkafka key (None: no equivalent, dropped).
+_JAVA_KEYS: Final[dict[str, str | None]] = {
+    "max.request.size": "message.max.bytes",
+    "key.serializer": None,
+    "value.serializer": None,
+    "key.deserializer": None,
+    "value.deserializer": None,
+    "interceptor.classes": None,
+    "buffer.memory": None,
+    "max.block.ms": None,
+    "send.buffer.bytes": "socket.send.buffer.bytes",
+    "receive.buffer.bytes": "socket.receive.buffer.bytes",
+    "max.poll.records": None,  # the runtime's own batch size (see sink_batch_size)
+    "default.api.timeout.ms": None,
+    "exclude.internal.topics": None,
+    "partitioner.class": None,
+}
+
+_warned: set[str] = set()
 
 # Java keys librdkafka does not know and that need no translation.
 _DROPPED: Final = frozenset(
@@ -146,3 +173,26 @@ def _store(path: str, declared: Any, key: str, truststore: bool) -> str:
             "(or ssl.ca.location)"
         )
     return kind
+
+
+def librdkafka_config(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Java client ``settings`` as a confluent-kafka config: security keys translated
+    (``librdkafka_security``), a few Java keys renamed to their librdkafka equivalent, and
+    Java-only keys without one (serializers, interceptors, JVM buffer sizes) dropped with a
+    warning instead of making the client refuse to start. Raises ``ClientSecurityError``
+    for a security setting librdkafka cannot be given."""
+    out: dict[str, Any] = {}
+    for key, value in librdkafka_security(settings).items():
+        if key in _JAVA_KEYS:
+            target = _JAVA_KEYS[key]
+            if target is None:
+                if key not in _warned:
+                    _warned.add(key)
+                    log.warning(
+                        "client setting %s is a Java client setting without a librdkafka equivalent; ignored",
+                        key,
+                    )
+                continue
+            key = target
+        out[key] = value
+    return out

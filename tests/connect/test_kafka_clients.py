@@ -1,4 +1,4 @@
-"""Java client security keys as librdkafka takes them (connect.runtime.client_security)."""
+"""Java client security keys as librdkafka takes them (connect.api.kafka_clients)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from connect.runtime.client_security import ClientSecurityError, jaas_credentials, librdkafka_security
+from connect.api.kafka_clients import ClientSecurityError, jaas_credentials, librdkafka_security
 
 JKS_HEAD = bytes.fromhex("feedfeed00000002") + b"\0" * 64
 
