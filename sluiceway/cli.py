@@ -5,6 +5,7 @@
     sluiceway distributed workers.properties
     sluiceway demo
     sluiceway schema-registry [schema-registry.properties] [--override key=value ...]
+    sluiceway mirror-maker mm2.properties [--clusters A B]   MirrorMaker 2, dedicated mode
     sluiceway ctl ...                      a running Connect cluster, over its REST API
     sluiceway topics | console-producer | console-consumer | consumer-groups | configs | transactions ...
                                            Kafka's scripts, over the Kafka protocol
@@ -28,6 +29,7 @@ run:
   distributed       run a worker of a Connect cluster (same arguments as connect-distributed)
   demo              a pipeline on the embedded broker, ending in a Spark SQL query
   schema-registry   run the Confluent-compatible Schema Registry (schemas kept in a Kafka topic)
+  mirror-maker      replicate between Kafka clusters: MirrorMaker 2's dedicated mode (connect-mirror-maker)
 
 operate a Connect cluster (REST API):
   ctl               get, describe, apply, patch, pause, resume, stop, restart, delete, validate, logs
@@ -61,6 +63,7 @@ COMMANDS: dict[str, str] = {
     "distributed": "connect.distributed",
     "demo": "sluiceway.demo",
     "schema-registry": "schema_registry.server",
+    "mirror-maker": "sluiceway.mirror_maker.runner",
     "schemas": "sluiceway.schemas",
     "ctl": "sluiceway.ctl.cli",
     "topics": "sluiceway.broker_tools.topics",
