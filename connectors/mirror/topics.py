@@ -253,12 +253,13 @@ class ClusterAdmin:
 
 
 def _value(entry: ConfigEntry) -> TopicConfigValue:
-    source = entry.source
+    source: Any = entry.source  # an int at run time, whatever the stubs say
+    source = getattr(source, "value", source)
     return TopicConfigValue(
         entry.name,
         entry.value,
-        is_default=source == ConfigSource.DEFAULT_CONFIG,
+        is_default=source == ConfigSource.DEFAULT_CONFIG.value,
         read_only=bool(entry.is_read_only),
         sensitive=bool(entry.is_sensitive),
-        static_broker=source == ConfigSource.STATIC_BROKER_CONFIG,
+        static_broker=source == ConfigSource.STATIC_BROKER_CONFIG.value,
     )
