@@ -452,3 +452,11 @@ def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
     with pytest.raises(MirrorMakerConfigError) as e:
         parse_file(path)
     assert len(str(e.value).splitlines()) == 2
+
+
+def test_the_sample_config_runs_both_flows() -> None:
+    c = parse_file(Path(__file__).resolve().parents[2] / "config" / "connect-mirror-maker.properties")
+    herders = c.herders()
+    assert [(str(h.flow), h.enabled) for h in herders] == [("A->B", True), ("B->A", True)]
+    assert all(h.worker["config.storage.replication.factor"] == "1" for h in herders)
+    assert all(h.connectors["MirrorSourceConnector"]["replication.factor"] == "1" for h in herders)
