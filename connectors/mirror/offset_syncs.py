@@ -1,0 +1,80 @@
+"""When MirrorSourceTask writes an offset sync: Kafka's ``OffsetSyncWriter`` decisions,
+without the producer.
+
+Each record the target acknowledges pairs its upstream offset with the downstream offset
+it landed at. A sync is sent at once when the pair could not be derived from the last
+one sent: the first record of this task's life, a gap in upstream offsets (compaction,
+transaction markers, a restart elsewhere), downstream offsets going backwards (the
+target topic was truncated or recreated), or downstream having moved ``offset.lag.max``
+or more past what the last sync lets the checkpoint connector translate to (its
+translation goes at most one offset past a sync). Otherwise the newest pair of each
+partition waits for the task's next ``commit()``, so an idle partition still ends with an
+exact sync while a busy one writes about one sync per ``offset.lag.max`` records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from connectors.mirror.formats import OffsetSync
+
+
+@dataclass(slots=True)
+class _PartitionState:
+    """Kafka's ``OffsetSyncWriter.PartitionState``."""
+
+    max_lag: int
+    previous_upstream: int = -1
+    previous_downstream: int = -1
+    last_sync_downstream: int = -1
+
+    def update(self, upstream: int, downstream: int) -> bool:
+        """Record an acknowledged pair; True when it must be synced now."""
+        now = (
+            self.last_sync_downstream == -1
+            # translate_downstream answers at most one past a sync, hence the + 1
+            or downstream - (self.last_sync_downstream + 1) >= self.max_lag
+            or upstream - self.previous_upstream != 1
+            or downstream < self.previous_downstream
+        )
+        if now:
+            self.last_sync_downstream = downstream
+        self.previous_upstream = upstream
+        self.previous_downstream = downstream
+        return now
+
+
+class OffsetSyncTracker:
+    """Per-partition state of one source task; ``max_lag`` is ``offset.lag.max``."""
+
+    def __init__(self, max_lag: int) -> None:
+        self.max_lag = max_lag
+        self._states: dict[tuple[str, int], _PartitionState] = {}
+        # Insertion-ordered, one per partition: the newest delayed pair replaces the older.
+        self._delayed: dict[tuple[str, int], OffsetSync] = {}
+
+    def acked(self, topic: str, partition: int, upstream: int, downstream: int) -> OffsetSync | None:
+        """The target acknowledged upstream offset ``upstream`` of ``topic``/``partition``
+        at ``downstream``: the sync to send now, or None when it waits for ``delayed()``."""
+        key = (topic, partition)
+        state = self._states.get(key)
+        if state is None:
+            state = self._states[key] = _PartitionState(self.max_lag)
+        sync = OffsetSync(topic, partition, upstream, downstream)
+        if state.update(upstream, downstream):
+            # The immediate sync supersedes an older delayed one of the same partition.
+            self._delayed.pop(key, None)
+            return sync
+        self._delayed[key] = sync
+        return None
+
+    def delayed(self) -> list[OffsetSync]:
+        """The delayed syncs (the newest per partition) to send at ``commit()``; clears them."""
+        out = list(self._delayed.values())
+        self._delayed.clear()
+        return out
+
+    def forget(self, topic: str, partition: int) -> None:
+        """Drop a partition the task no longer replicates (its next record is a first again)."""
+        self._states.pop((topic, partition), None)
+        self._delayed.pop((topic, partition), None)
