@@ -3,7 +3,7 @@
 ``org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";``
 declares PLAIN users (``user_<name>="<password>"``), as Kafka's PlainServerCallbackHandler
 reads them. (The worker's client-side translation of the same syntax lives in
-``connect.runtime.client_security``; the broker never imports ``connect``.)
+``connect.api.kafka_clients``; the broker never imports ``connect``.)
 """
 
 from __future__ import annotations
