@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.mirror_maker.support import consume, mm2_values, produce, write_mm2
+from tests.mirror_maker.support import consume, mm2_values, produce, topics, write_mm2
 from tests.support import ROOT, embedded_broker, terminate, unique
 
 
@@ -29,8 +29,9 @@ def failure(*args: str) -> str:
 
 def test_starts_replicates_and_stops_on_sigterm(tmp_path: Path) -> None:
     with embedded_broker(tmp_path / "a") as a, embedded_broker(tmp_path / "b") as b:
-        topic = unique("orders")
+        topic, other = unique("orders"), unique("payments")
         produce(a.bootstrap, topic, [(b"k", b"v", [])])
+        produce(b.bootstrap, other, [(b"k", b"v", [])])
         path = write_mm2(
             tmp_path / "mm2.properties", mm2_values(a.bootstrap, b.bootstrap, **{"A->B.enabled": "true"})
         )
@@ -39,6 +40,9 @@ def test_starts_replicates_and_stops_on_sigterm(tmp_path: Path) -> None:
         try:
             copied = consume(b.bootstrap, f"A.{topic}", 1)
             assert (copied[0].key(), copied[0].value()) == (b"k", b"v")
+            # B->A is not enabled: its herder only emits heartbeats into A.
+            consume(a.bootstrap, "heartbeats", 1)
+            assert not any(t.startswith("B.") for t in topics(a.bootstrap))
         finally:
             code = terminate(proc)
         assert code == 0, log.read_text()
