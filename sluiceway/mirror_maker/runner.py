@@ -50,6 +50,8 @@ log = logging.getLogger("sluiceway.mirror_maker")
 # How often a herder's leadership is looked at (and a refused write retried): the first
 # configs are written this long at most after the group settles.
 _POLL_S = 0.2
+# After a write that failed for another reason than leadership (the config topic).
+_RETRY_S = 2.0
 
 
 def herder_worker_config(config: MirrorMakerConfig, herder: Herder) -> DistributedConfig:
@@ -63,7 +65,7 @@ def herder_worker_config(config: MirrorMakerConfig, herder: Herder) -> Distribut
 
 
 def _origin(config: MirrorMakerConfig, herder: Herder, key: str) -> str:
-    """ "file:line: key" of the mm2.properties key a worker key came from."""
+    """Where (``file:line: key``) the mm2.properties key behind a worker key is defined."""
     for source_key in (f"{herder.flow.target}.{key}", key):
         if source_key in config.values:
             return f"{config.where(source_key)}: {source_key}"
@@ -136,14 +138,19 @@ class MirrorMaker:
         differ from the stored ones; a leadership lost mid-way is retried next time."""
         configured = False
         while True:
-            leader = dh.is_leader and dh.assignment is not None
-            if not leader:
+            pause = _POLL_S
+            if not (dh.is_leader and dh.assignment is not None):
                 configured = False
             elif not configured:
-                configured = await self._write_configs(herder, dh)
-            await asyncio.sleep(_POLL_S)
+                try:
+                    configured = await self._write_configs(herder, dh)
+                except Exception as exc:  # the config topic not answering: the next try may
+                    log.warning("%s: writing the connector configs failed (%s); retrying", herder.flow, exc)
+                    pause = _RETRY_S
+            await asyncio.sleep(pause)
 
     async def _write_configs(self, herder: Herder, dh: DistributedHerder) -> bool:
+        """Whether this leader is done (written, up to date, or refused for good)."""
         for name, desired in herder.connectors.items():
             actual = dh.configs.snapshot().connector_configs.get(name)
             if actual is not None and dict(actual) == desired:
@@ -157,10 +164,7 @@ class MirrorMaker:
             except RequestError as exc:
                 if exc.status == 409:  # rebalancing: try again once it settles
                     return False
-                self._fail(herder, name, exc)
-                return True
-            except ConnectException as exc:
-                self._fail(herder, name, exc)
+                self._fail(herder, name, exc)  # the worker refuses the config itself
                 return True
             log.info("%s: %s configured", herder.flow, name)
         return True

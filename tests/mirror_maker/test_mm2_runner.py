@@ -66,3 +66,16 @@ def test_only_the_leader_writes_and_a_new_leader_writes_its_own(tmp_path: Path) 
         )
         assert follower.is_leader
         wait_until(lambda: second.connector_state("A->B", "MirrorHeartbeatConnector") == "RUNNING")
+
+
+def test_a_connector_config_the_worker_refuses_fails_mirror_maker(tmp_path: Path) -> None:
+    with embedded_broker(tmp_path / "a") as a, embedded_broker(tmp_path / "b") as b:
+        values = mm2_values(a.bootstrap, b.bootstrap, **{"A->B.tasks.max": "0"})
+        with RunningMirrorMaker(values, targets=["B"], classes=HEARTBEATS) as node:
+            failed = node.mm.failed
+            assert failed is not None
+            wait_until(failed.done, message="MirrorMaker to give up on the config")
+            message = str(failed.result())
+            assert message.startswith("A->B: cannot configure MirrorHeartbeatConnector:")
+            assert "tasks.max" in message
+            assert node.stored_config("A->B", "MirrorHeartbeatConnector") is None
