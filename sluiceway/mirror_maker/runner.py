@@ -25,16 +25,19 @@ import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from connect.api.config import ConfigValidationError
+from connect.api.config_provider import ConfigProvider
 from connect.api.errors import ConnectException
 from connect.distributed import DistributedRuntime
 from connect.distributed import start as start_distributed
 from connect.herder.base import RequestError, RequestTargetException
 from connect.herder.distributed import DistributedHerder
 from connect.runtime.config import DistributedConfig
+from connect.runtime.config_providers import resolve
+from connect.runtime.plugins import PluginNotFound, Plugins
 from connect.runtime.properties import PropertiesError, load
 from connect.standalone import StartupError, configure_logging
 from sluiceway.mirror_maker.config import (
@@ -54,10 +57,41 @@ _POLL_S = 0.2
 _RETRY_S = 2.0
 
 
+def resolve_worker_placeholders(config: MirrorMakerConfig, worker: Mapping[str, str]) -> dict[str, str]:
+    """``${provider:path:key}`` in a worker config resolved with the file's top-level
+    ``config.providers`` (Kafka's MirrorMakerConfig.transform: a worker resolves connector
+    configs, not its own). The ``config.providers*`` keys stay, for the connectors'."""
+    aliases = [a.strip() for a in config.values.get("config.providers", "").split(",") if a.strip()]
+    if not aliases:
+        return dict(worker)
+    plugins = Plugins()
+    providers: dict[str, ConfigProvider] = {}
+    try:
+        for alias in aliases:
+            key = f"config.providers.{alias}.class"
+            cls = config.values.get(key, "").strip()
+            if not cls:
+                raise MirrorMakerConfigError(f"{config.where('config.providers')}: {key}: missing")
+            params = {
+                k.removeprefix(f"config.providers.{alias}.param."): v
+                for k, v in config.values.items()
+                if k.startswith(f"config.providers.{alias}.param.")
+            }
+            try:
+                providers[alias] = plugins.new_config_provider(cls, params)
+            except PluginNotFound as exc:
+                raise MirrorMakerConfigError(f"{config.where(key)}: {key}: {exc}") from None
+        plain = {k: v for k, v in worker.items() if not k.startswith("config.providers")}
+        return {**worker, **resolve(plain, providers)}
+    finally:
+        for provider in providers.values():
+            provider.close()
+
+
 def herder_worker_config(config: MirrorMakerConfig, herder: Herder) -> DistributedConfig:
     """The herder's worker config, each problem naming where its key came from."""
     try:
-        return DistributedConfig.parse(herder.worker)
+        return DistributedConfig.parse(resolve_worker_placeholders(config, herder.worker))
     except ConfigValidationError as exc:
         raise MirrorMakerConfigError(
             "\n".join(f"{_origin(config, herder, i.key)}: {i.message}" for i in exc.issues)

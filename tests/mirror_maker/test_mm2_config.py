@@ -23,6 +23,7 @@ from sluiceway.mirror_maker.config import (
     flow_key,
     parse,
 )
+from sluiceway.mirror_maker.runner import herder_worker_config
 
 BASE = {"clusters": "A, B", "A.bootstrap.servers": "a:9092", "B.bootstrap.servers": "b:9092"}
 
@@ -460,3 +461,32 @@ def test_the_sample_config_runs_both_flows() -> None:
     assert [(str(h.flow), h.enabled) for h in herders] == [("A->B", True), ("B->A", True)]
     assert all(h.worker["config.storage.replication.factor"] == "1" for h in herders)
     assert all(h.connectors["MirrorSourceConnector"]["replication.factor"] == "1" for h in herders)
+
+
+def test_worker_placeholders_are_resolved_with_the_files_config_providers(tmp_path: Path) -> None:
+    secrets = tmp_path / "secrets.properties"
+    secrets.write_text("group = from-a-file\n")
+    c = mm2(
+        {
+            "config.providers": "file",
+            "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+            "B.group.id": f"${{file:{secrets}:group}}",
+            "A->B.topics": f"${{file:{secrets}:group}}",
+        }
+    )
+    h = herder(c, "A", "B")
+    worker = herder_worker_config(c, h)
+    assert worker.group_id == "from-a-file"
+    # The connectors' placeholders are left to the worker, which has the providers too.
+    assert h.connectors["MirrorSourceConnector"]["topics"].startswith("${file:")
+    assert h.worker["config.providers.file.class"].endswith("FileConfigProvider")
+
+
+def test_a_config_provider_without_a_class(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "clusters = A, B\nA.bootstrap.servers = a:1\nB.bootstrap.servers = b:1\nconfig.providers = file\n",
+    )
+    c = parse_file(path)
+    with pytest.raises(MirrorMakerConfigError, match=rf"^{path}:4: config.providers.file.class: missing"):
+        herder_worker_config(c, c.herders()[0])
