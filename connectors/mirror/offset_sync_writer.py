@@ -43,6 +43,11 @@ class OffsetSyncWriter:
         self.sent = 0  # syncs the offset-syncs topic acknowledged (tests, metrics)
         self.failed = 0
 
+    @property
+    def in_flight(self) -> int:
+        """Syncs sent and not yet acknowledged (at most ``MAX_OUTSTANDING``)."""
+        return self._outstanding
+
     def acked(self, topic: str, partition: int, upstream: int, downstream: int) -> None:
         """Record ``upstream`` of ``topic``/``partition`` landed at ``downstream`` on the
         target; send a sync now if the tracker says so."""
