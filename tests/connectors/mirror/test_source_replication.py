@@ -104,3 +104,23 @@ def test_tombstones_and_large_batches_keep_order(env: Clusters) -> None:
     env.worker.wait_for_running(name, tasks=1)
     got = read(env.b, f"A.{topic}", 0, 2000)
     assert [m.value() for m in got] == [None if i % 100 == 0 else f"{i}".encode() for i in range(2000)]
+
+
+def test_offset_syncs_on_the_target_take_the_source_alias(env: Clusters) -> None:
+    topic = unique("synced-on-b")
+    create_topic(env.a.bootstrap, topic, 1)
+    produce(env.a.bootstrap, topic, [(0, r) for r in rows_for(0, 3)])
+    name = env.start(topic, **{"offset-syncs.topic.location": "target", "tasks.max": "1"})
+    env.worker.wait_for_running(name, tasks=1)
+    read(env.b, f"A.{topic}", 0, 3)
+
+    def syncs() -> list[OffsetSync] | None:
+        found = [
+            OffsetSync.decode(m.key() or b"", m.value() or b"")
+            for m in read_all(env.b, "mm2-offset-syncs.A.internal")
+        ]
+        mine = [s for s in found if s.topic == topic]
+        return mine if mine and mine[-1].upstream_offset == 2 else None
+
+    mine = wait_until(syncs, "offset syncs on B")
+    assert all(s.downstream_offset == s.upstream_offset for s in mine)
