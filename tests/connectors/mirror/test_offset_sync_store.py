@@ -113,6 +113,82 @@ def test_offsets_near_the_long_limit_do_not_break_invariants() -> None:
     assert_invariants(store.syncs(*TP))
 
 
+def assert_sparse_sync(store: OffsetSyncStore, sync: int, previous: int | None) -> None:
+    """A sync at ``sync`` is stored and the one before it at ``previous`` (None: none)."""
+    assert translate(store, sync - 1) == (None if previous is None else previous + 1)
+    assert translate(store, sync) == sync
+    assert translate(store, sync + 1) == sync + 1
+    assert translate(store, sync + 2) == sync + 1
+
+
+def test_which_past_syncs_are_kept_after_a_read_to_end() -> None:
+    """The syncs Kafka's store keeps for syncs every 10 offsets (the numbers of Kafka's
+    OffsetSyncStoreTest): only the newest of the initial read, then exponentially
+    thinned history, and an upstream rewind clears it."""
+    store = OffsetSyncStore(must_read_to_end=True)
+    for offset in range(0, 1001, 10):
+        store.add(OffsetSync(*TP, offset, offset))
+        assert_invariants(store.syncs(*TP))
+    store.read_to_end_done()
+    assert_sparse_sync(store, 1000, None)
+    for offset in range(1010, 10001, 10):
+        store.add(OffsetSync(*TP, offset, offset))
+        if offset % 1000 == 0:
+            assert_invariants(store.syncs(*TP))
+    assert_sparse_sync(store, 1000, None)  # the oldest kept: the initial read's newest
+    for sync, previous in [
+        (4840, 1000),
+        (6760, 4840),
+        (8680, 6760),
+        (9160, 8680),
+        (9640, 9160),
+        (9880, 9640),
+        (9940, 9880),
+        (9970, 9940),
+        (9990, 9970),
+        (10000, 9990),
+    ]:
+        assert_sparse_sync(store, sync, previous)
+    store.add(OffsetSync(*TP, 1500, 11000))
+    assert_invariants(store.syncs(*TP))
+    assert translate(store, 1499) is None
+    assert translate(store, 1500) == 11000
+    assert translate(store, 2000) == 11001
+
+
+def test_which_past_syncs_are_kept_with_the_whole_history() -> None:
+    """As above with the checkpoints loaded (no read to the end required)."""
+    store = OffsetSyncStore(must_read_to_end=False)
+    for offset in range(0, 1001, 10):
+        store.add(OffsetSync(*TP, offset, offset))
+        assert_invariants(store.syncs(*TP))
+    store.read_to_end_done()
+    assert_sparse_sync(store, 480, 0)
+    assert_sparse_sync(store, 720, 480)
+    assert_sparse_sync(store, 1000, 990)
+    for offset in range(1000, 10001, 10):
+        store.add(OffsetSync(*TP, offset, offset))
+        if offset % 1000 == 0:
+            assert_invariants(store.syncs(*TP))
+    for sync, previous in [
+        (3840, 0),
+        (7680, 3840),
+        (8640, 7680),
+        (9120, 8640),
+        (9600, 9120),
+        (9840, 9600),
+        (9900, 9840),
+        (9960, 9900),
+        (9990, 9960),
+        (10000, 9990),
+    ]:
+        assert_sparse_sync(store, sync, previous)
+    store.add(OffsetSync(*TP, 1500, 11000))
+    assert translate(store, 1499) is None
+    assert translate(store, 1500) == 11000
+    assert translate(store, 2000) == 11001
+
+
 def distinct(slots: list[OffsetSync]) -> int:
     return 1 + sum(1 for i in range(1, len(slots)) if slots[i] is not slots[i - 1])
 
