@@ -162,7 +162,8 @@ class MirrorConnectorConfig(ConnectorConfig):
             except ConnectException as exc:
                 issues.append(ConfigIssue("replication.policy.class", str(exc)))
         separator = props.get("replication.policy.separator")
-        if separator is not None and str(separator) == "":
+        # Kafka trims string values: a blank separator is an empty one.
+        if separator is not None and str(separator).strip() == "":
             issues.append(
                 ConfigIssue(
                     "replication.policy.separator",

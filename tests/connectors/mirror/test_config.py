@@ -158,6 +158,9 @@ def test_bad_values_are_reported_against_their_key() -> None:
     )
     assert "invalid regular expression 'ok|(unclosed'" in found["topics"]
     assert "unknown replication policy" in found["replication.policy.class"]
+    assert set(issues(MirrorSourceConfig, {**BASE, "replication.policy.separator": " "})) == {
+        "replication.policy.separator"
+    }
     with pytest.raises(ConfigValidationError, match=r"offset-syncs\.topic\.location"):
         MirrorSourceConfig.parse({**BASE, "offset-syncs.topic.location": "elsewhere"})
 
