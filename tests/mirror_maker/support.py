@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -119,8 +119,11 @@ def topics(bootstrap: str) -> set[str]:
     return set(AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics)
 
 
-def consume(bootstrap: str, topic: str, count: int, timeout: float = 60) -> list[Message]:
-    """The first ``count`` records of ``topic`` (waiting for the topic to exist)."""
+def consume(
+    bootstrap: str, topic: str, count: int, timeout: float = 60, give_up: Callable[[], bool] = lambda: False
+) -> list[Message]:
+    """The first ``count`` records of ``topic`` (waiting for the topic to exist, unless
+    ``give_up()``: the process that should write them has ended, say)."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -134,7 +137,7 @@ def consume(bootstrap: str, topic: str, count: int, timeout: float = 60) -> list
     try:
         consumer.subscribe([topic])
         deadline = time.monotonic() + timeout
-        while len(out) < count and time.monotonic() < deadline:
+        while len(out) < count and time.monotonic() < deadline and not give_up():
             msg = consumer.poll(0.5)
             if msg is not None and msg.error() is None:
                 out.append(msg)

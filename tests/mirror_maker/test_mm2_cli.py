@@ -38,11 +38,14 @@ def test_starts_replicates_and_stops_on_sigterm(tmp_path: Path) -> None:
         log = tmp_path / "mm2.log"
         proc = mirror_maker(str(path), log=log)
         try:
-            copied = consume(b.bootstrap, f"A.{topic}", 1)
+            ended = lambda: proc.poll() is not None  # noqa: E731
+            copied = consume(b.bootstrap, f"A.{topic}", 1, give_up=ended)
             assert (copied[0].key(), copied[0].value()) == (b"k", b"v")
             # B->A is not enabled: its herder only emits heartbeats into A.
-            consume(a.bootstrap, "heartbeats", 1)
+            consume(a.bootstrap, "heartbeats", 1, give_up=ended)
             assert not any(t.startswith("B.") for t in topics(a.bootstrap))
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\nmirror-maker's log ends:\n{log.read_text()[-3000:]}") from None
         finally:
             code = terminate(proc)
         assert code == 0, log.read_text()
