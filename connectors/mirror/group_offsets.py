@@ -116,7 +116,7 @@ def sync_group_offsets(
         if not chosen:
             continue
         partitions = [
-            KafkaPartition(tp.topic, tp.partition, cp.downstream_offset, metadata=cp.metadata or None)
+            KafkaPartition(tp.topic, tp.partition, cp.downstream_offset, metadata=cp.metadata)
             for tp, cp in sorted(chosen.items())
         ]
         request = [ConsumerGroupTopicPartitions(group, partitions)]

@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]  # re-exported untyped
 
 from connectors.mirror.formats import Checkpoint, Heartbeat, OffsetSync
@@ -82,9 +89,11 @@ def clusters(tmp_path: Path) -> Iterator[Clusters]:
 # -- Kafka shortcuts -------------------------------------------------------------------------
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int = 1, **configs: str) -> None:
+def create_topic(
+    bootstrap: str, topic: str, partitions: int = 1, configs: Mapping[str, str] | None = None
+) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, partitions, 1, config=dict(configs))])[topic].result(30)
+    admin.create_topics([NewTopic(topic, partitions, 1, config=dict(configs or {}))])[topic].result(30)
 
 
 def produce(bootstrap: str, topic: str, records: Iterable[tuple[int, bytes | None, bytes | None]]) -> None:
@@ -120,7 +129,10 @@ def read_all(bootstrap: str, topic: str, partition: int = 0, timeout: float = 5)
         {"bootstrap.servers": bootstrap, "group.id": f"read-{uuid.uuid4().hex}", "enable.auto.commit": False}
     )
     try:
-        _low, high = c.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
+        try:
+            _low, high = c.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
+        except KafkaException:
+            return []  # not created yet
         c.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
         out: list[Any] = []
         deadline = time.monotonic() + timeout

@@ -1,0 +1,124 @@
+"""MirrorCheckpointConnector/Task on a worker on B: the groups of A translated through the
+offset syncs (written here in Kafka's format, as MirrorSourceTask writes them) into
+checkpoints on B, emitted only when new, advanced or rewound."""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+
+from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
+
+from connectors.mirror.formats import Checkpoint, OffsetSync
+from tests.connectors.mirror.checkpoint_support import (
+    CHECKPOINT_PATH,
+    Clusters,
+    checkpoints,
+    clusters,
+    commit,
+    create_topic,
+    produce,
+    wait_until,
+    write_offset_syncs,
+)
+
+__all__ = ["clusters"]
+
+SYNCS = "mm2-offset-syncs.B.internal"
+
+
+def by_partition(found: list[Checkpoint], group: str) -> dict[tuple[str, int], list[tuple[int, int]]]:
+    out: dict[tuple[str, int], list[tuple[int, int]]] = defaultdict(list)
+    for c in found:
+        if c.group == group:
+            out[(c.topic, c.partition)].append((c.upstream_offset, c.downstream_offset))
+    return dict(out)
+
+
+def seen(clusters: Clusters, group: str, topic: str, partition: int, expected: list[tuple[int, int]]) -> bool:
+    return by_partition(checkpoints(clusters.b), group).get((topic, partition)) == expected
+
+
+def test_checkpoints_translate_and_only_move_forward_unless_rewound(clusters: Clusters) -> None:
+    create_topic(clusters.a, "orders", partitions=2)
+    create_topic(clusters.a, "audit")
+    produce(clusters.a, "orders", [(p, None, b"%d" % i) for i in range(40) for p in (0, 1)])
+    produce(clusters.a, "audit", [(0, None, b"x")])
+    create_topic(clusters.a, SYNCS, configs={"cleanup.policy": "compact"})
+    # B's A.orders-0 holds 100 older records before the replicated ones.
+    write_offset_syncs(clusters.a, SYNCS, [OffsetSync("orders", 0, 10, 110), OffsetSync("orders", 1, 0, 0)])
+    commit(clusters.a, "app", {("orders", 0): 10, ("orders", 1): 4, ("audit", 0): 1})
+    commit(clusters.a, "skipped-app", {("orders", 0): 10})
+    commit(clusters.a, "audit-only", {("audit", 0): 1})
+
+    clusters.worker.create_connector(
+        "checkpoints",
+        {
+            "connector.class": CHECKPOINT_PATH,
+            **clusters.flow(**{"groups.exclude": "skipped-.*", "topics.exclude": "audit"}),
+        },
+    )
+    # Exact at a sync; one past the sync when the group is ahead of it (never further).
+    wait_until(lambda: seen(clusters, "app", "A.orders", 0, [(10, 110)]), "app's checkpoint of orders-0")
+    wait_until(lambda: seen(clusters, "app", "A.orders", 1, [(4, 1)]), "app's checkpoint of orders-1")
+
+    # The group advances past a newer sync: the checkpoint advances.
+    write_offset_syncs(clusters.a, SYNCS, [OffsetSync("orders", 0, 20, 120)])
+    commit(clusters.a, "app", {("orders", 0): 25})
+    wait_until(
+        lambda: seen(clusters, "app", "A.orders", 0, [(10, 110), (25, 121)]), "the advanced checkpoint"
+    )
+    # The group is rewound on A: the checkpoint follows it back.
+    commit(clusters.a, "app", {("orders", 0): 10})
+    wait_until(
+        lambda: seen(clusters, "app", "A.orders", 0, [(10, 110), (25, 121), (10, 110)]),
+        "the rewound checkpoint",
+    )
+
+    found = checkpoints(clusters.b)
+    # orders-1 did not change: checkpointed once, however many rounds passed.
+    assert by_partition(found, "app")[("A.orders", 1)] == [(4, 1)]
+    assert {c.group for c in found} == {"app"}  # excluded group; group of an excluded topic only
+    assert {c.topic for c in found} == {"A.orders"}
+    per_partition = by_partition(found, "app")
+    for marks in per_partition.values():
+        for (up0, down0), (up1, down1) in itertools.pairwise(marks):
+            assert down1 > down0 or up1 < up0  # monotonic unless the group was rewound
+
+    admin = AdminClient({"bootstrap.servers": clusters.b})
+    assert len(admin.list_topics(timeout=10).topics["A.checkpoints.internal"].partitions) == 1
+    (described,) = admin.describe_configs(
+        [ConfigResource(ConfigResource.Type.TOPIC, "A.checkpoints.internal")]
+    ).values()
+    assert described.result(10)["cleanup.policy"].value == "compact"
+
+
+def test_a_restarted_connector_goes_on_from_its_checkpoints(clusters: Clusters) -> None:
+    create_topic(clusters.a, "orders")
+    produce(clusters.a, "orders", [(0, None, b"%d" % i) for i in range(10)])
+    create_topic(clusters.a, SYNCS, configs={"cleanup.policy": "compact"})
+    write_offset_syncs(clusters.a, SYNCS, [OffsetSync("orders", 0, 0, 0)])
+    commit(clusters.a, "app", {("orders", 0): 5})
+    config = {"connector.class": CHECKPOINT_PATH, **clusters.flow()}
+    clusters.worker.create_connector("checkpoints", config)
+    wait_until(lambda: seen(clusters, "app", "A.orders", 0, [(5, 1)]), "app's checkpoint")
+
+    assert clusters.worker.request("DELETE", "/connectors/checkpoints").status_code in (200, 204)
+    commit(clusters.a, "later", {("orders", 0): 3})
+    clusters.worker.create_connector("checkpoints", config)
+    wait_until(lambda: seen(clusters, "later", "A.orders", 0, [(3, 1)]), "the new group's checkpoint")
+    # The new task read app's checkpoint back and did not write it again.
+    assert by_partition(checkpoints(clusters.b), "app") == {("A.orders", 0): [(5, 1)]}
+
+
+def test_a_replication_factor_the_target_cannot_hold_is_named(clusters: Clusters) -> None:
+    config = {"connector.class": CHECKPOINT_PATH, **clusters.flow()}
+    del config["checkpoints.topic.replication.factor"]  # Kafka's default, 3
+    clusters.worker.create_connector("checkpoints", config)
+    wait_until(
+        lambda: clusters.worker.status("checkpoints")["connector"]["state"] == "FAILED",
+        "the connector to fail",
+    )
+    trace = clusters.worker.status("checkpoints")["connector"]["trace"]
+    assert "'A.checkpoints.internal'" in trace
+    assert "cluster B" in trace and "checkpoints.topic.replication.factor" in trace
