@@ -256,10 +256,11 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None, prog: str = "connect-mirror-maker") -> int:
     args = build_parser(prog).parse_args(argv)
-    configure_logging(args.log_level)
     try:
+        # The file is checked before logging is set up: its errors go to stderr as they are.
         props = load(args.config)
         mm = MirrorMaker(parse(props.values, props.where), args.clusters)
+        configure_logging(args.log_level)
         asyncio.run(serve(mm))
     except (PropertiesError, StartupError, ConnectException) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)

@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from sluiceway.mirror_maker import runner
 from tests.mirror_maker.support import consume, mm2_values, produce, topics, write_mm2
 from tests.support import ROOT, embedded_broker, terminate, unique
 
@@ -58,7 +61,13 @@ def test_a_cluster_without_bootstrap_servers(tmp_path: Path) -> None:
     assert f"{path}:1: B.bootstrap.servers: missing" in err
 
 
-def test_a_flow_naming_an_unknown_cluster(tmp_path: Path) -> None:
+# The other refusals in-process: the file is checked before anything starts.
+def refused(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert runner.main(list(args), prog="sluiceway mirror-maker") == 1
+    return capsys.readouterr().err
+
+
+def test_a_flow_naming_an_unknown_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     values = {
         "clusters": "A, B",
         "A.bootstrap.servers": "h:1",
@@ -66,18 +75,25 @@ def test_a_flow_naming_an_unknown_cluster(tmp_path: Path) -> None:
         "A->C.enabled": "true",
     }
     path = write_mm2(tmp_path / "mm2.properties", values)
-    err = failure(str(path))
-    assert f"{path}:4: A->C.enabled: cluster 'C' is not one of the clusters (A, B)" in err
+    err = refused(capsys, str(path))
+    assert (
+        f"sluiceway mirror-maker: {path}:4: A->C.enabled: cluster 'C' is not one of the clusters (A, B)"
+        in err
+    )
 
 
-def test_clusters_naming_an_unknown_cluster_and_a_missing_file(tmp_path: Path) -> None:
+def test_clusters_naming_an_unknown_cluster_and_a_missing_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     values = {"clusters": "A, B", "A.bootstrap.servers": "h:1", "B.bootstrap.servers": "h:2"}
     path = write_mm2(tmp_path / "mm2.properties", values)
-    assert "--clusters C: not among the clusters" in failure(str(path), "--clusters", "C")
-    assert f"{tmp_path / 'none.properties'}: cannot read" in failure(str(tmp_path / "none.properties"))
+    assert "--clusters C: not among the clusters" in refused(capsys, str(path), "--clusters", "C")
+    assert f"{tmp_path / 'none.properties'}: cannot read" in refused(
+        capsys, str(tmp_path / "none.properties")
+    )
 
 
-def test_a_worker_setting_the_worker_refuses(tmp_path: Path) -> None:
+def test_a_worker_setting_the_worker_refuses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     values = {
         "clusters": "A, B",
         "A.bootstrap.servers": "h:1",
@@ -85,4 +101,4 @@ def test_a_worker_setting_the_worker_refuses(tmp_path: Path) -> None:
         "B.session.timeout.ms": "x",
     }
     path = write_mm2(tmp_path / "mm2.properties", values)
-    assert f"{path}:4: B.session.timeout.ms:" in failure(str(path))
+    assert f"{path}:4: B.session.timeout.ms:" in refused(capsys, str(path))
