@@ -306,7 +306,12 @@ class MirrorMakerConfig:
         return f"{m.group(1)}://{m.group(2)}:0" if m else "http://:0"
 
     def connector_config(self, flow: Flow, connector_class: str) -> dict[str, str]:
-        props = {k: v for k, v in self.values.items() if k in _CONNECTOR_KEYS or is_client_key(k)}
+        # The connectors define the security keys, not bootstrap.servers (a cluster's own).
+        props = {
+            k: v
+            for k, v in self.values.items()
+            if k in _CONNECTOR_KEYS or (is_client_key(k) and k != "bootstrap.servers")
+        }
         props.update(_with_prefix(self.values, "config.providers"))
         props.update(_with_prefix(self.values, "replication.policy"))
         for alias, cluster_prefix, client_prefix in (

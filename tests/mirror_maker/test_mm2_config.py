@@ -175,6 +175,10 @@ def test_top_level_bootstrap_servers_serves_a_cluster_without_its_own() -> None:
     c = parse({"clusters": "A, B", "bootstrap.servers": "x:1", "A.bootstrap.servers": "a:1"})
     assert herder(c, "B", "A").worker["bootstrap.servers"] == "a:1"
     assert herder(c, "A", "B").worker["bootstrap.servers"] == "x:1"
+    source = herder(c, "B", "A").connectors["MirrorSourceConnector"]
+    assert source["source.cluster.bootstrap.servers"] == "x:1"
+    assert source["target.cluster.bootstrap.servers"] == "a:1"
+    assert "bootstrap.servers" not in source
 
 
 def test_internal_rest_listens_on_the_listeners_host_with_an_ephemeral_port() -> None:
