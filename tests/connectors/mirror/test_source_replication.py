@@ -124,3 +124,18 @@ def test_offset_syncs_on_the_target_take_the_source_alias(env: Clusters) -> None
 
     mine = wait_until(syncs, "offset syncs on B")
     assert all(s.downstream_offset == s.upstream_offset for s in mine)
+
+
+def test_a_restarted_task_resumes_one_past_its_stored_offset(env: Clusters) -> None:
+    topic = unique("resume")
+    create_topic(env.a.bootstrap, topic, 1)
+    produce(env.a.bootstrap, topic, [(0, r) for r in rows_for(0, 5)])
+    name = env.start(topic, **{"tasks.max": "1"})
+    env.worker.wait_for_running(name, tasks=1)
+    read(env.b, f"A.{topic}", 0, 5)
+    r = env.worker.request("POST", f"/connectors/{name}/restart?includeTasks=true")
+    assert r.status_code in (200, 202, 204), r.text
+    env.worker.wait_for_running(name, tasks=1)
+    produce(env.a.bootstrap, topic, [(0, r) for r in rows_for(0, 5, start=5)])
+    # Exactly ten: the stopped task's offsets were committed, the new one starts after them.
+    assert [row(m) for m in read(env.b, f"A.{topic}", 0, 10)] == rows_for(0, 10)
