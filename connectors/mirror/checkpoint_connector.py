@@ -35,6 +35,7 @@ from connectors.mirror.checkpoint_task import (
 )
 from connectors.mirror.config import MirrorCheckpointConfig
 from connectors.mirror.internal_topics import create_compacted_topic_until_done
+from connectors.mirror.topics import ClusterAdmin
 
 log = logging.getLogger(__name__)
 
@@ -113,16 +114,17 @@ class MirrorCheckpointConnector(SourceConnector):
         config = self._config
         assert config is not None
         try:
-            target_admin = AdminClient(
-                config.client_config("target", "admin", label="checkpoint-target-admin")
+            target_admin = ClusterAdmin(
+                config.client_config("target", "admin", label="checkpoint-target-admin"),
+                self._target,
+                "target",
+                config.admin_timeout_ms,
             )
             created = create_compacted_topic_until_done(
                 target_admin,
                 config.checkpoints_topic(),
                 config.checkpoints_topic_replication_factor,
-                cluster_alias=self._target,
                 replication_factor_key=REPLICATION_FACTOR_KEY,
-                timeout_s=self._timeout_s,
                 stopping=self._stopping,
             )
         except ConnectException as exc:

@@ -17,14 +17,13 @@ import time
 from collections.abc import Sequence
 from typing import ClassVar
 
-from confluent_kafka.admin import AdminClient
-
 from connect.api import ConnectException, Schema, SourceConnector, SourceRecord, SourceTask
 from connect.api.config import ConfigModel
 from connect.api.task import Task
 from connectors.mirror.config import MirrorHeartbeatConfig
 from connectors.mirror.formats import Heartbeat
 from connectors.mirror.internal_topics import create_compacted_topic_until_done
+from connectors.mirror.topics import ClusterAdmin
 
 log = logging.getLogger(__name__)
 
@@ -58,14 +57,17 @@ class MirrorHeartbeatConnector(SourceConnector):
         config = self._config
         assert config is not None
         try:
-            admin = AdminClient(config.client_config("target", "admin", label="heartbeats-target-admin"))
+            admin = ClusterAdmin(
+                config.client_config("target", "admin", label="heartbeats-target-admin"),
+                config.target_cluster_alias,
+                "target",
+                config.admin_timeout_ms,
+            )
             create_compacted_topic_until_done(
                 admin,
                 config.heartbeats_topic(),
                 config.heartbeats_topic_replication_factor,
-                cluster_alias=config.target_cluster_alias,
                 replication_factor_key=REPLICATION_FACTOR_KEY,
-                timeout_s=config.admin_timeout_ms / 1000,
                 stopping=self._stopping,
             )
         except ConnectException as exc:

@@ -121,4 +121,4 @@ def test_a_replication_factor_the_target_cannot_hold_is_named(clusters: Clusters
     )
     trace = clusters.worker.status("checkpoints")["connector"]["trace"]
     assert "'A.checkpoints.internal'" in trace
-    assert "cluster B" in trace and "checkpoints.topic.replication.factor" in trace
+    assert "cluster 'B'" in trace and "checkpoints.topic.replication.factor" in trace

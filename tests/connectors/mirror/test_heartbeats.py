@@ -49,4 +49,6 @@ def test_a_replication_factor_the_target_cannot_hold_is_named(clusters: Clusters
         "the connector to fail",
     )
     trace = clusters.worker.status("heartbeats")["connector"]["trace"]
-    assert "'heartbeats'" in trace and "cluster B" in trace and "heartbeats.topic.replication.factor" in trace
+    assert (
+        "'heartbeats'" in trace and "cluster 'B'" in trace and "heartbeats.topic.replication.factor" in trace
+    )
