@@ -122,3 +122,15 @@ def test_a_replication_factor_the_target_cannot_hold_is_named(clusters: Clusters
     trace = clusters.worker.status("checkpoints")["connector"]["trace"]
     assert "'A.checkpoints.internal'" in trace
     assert "cluster 'B'" in trace and "checkpoints.topic.replication.factor" in trace
+
+
+def test_offset_syncs_read_from_the_target_when_they_live_there(clusters: Clusters) -> None:
+    # offset-syncs.topic.location=target: B holds mm2-offset-syncs.A.internal.
+    create_topic(clusters.a, "orders")
+    produce(clusters.a, "orders", [(0, None, b"%d" % i) for i in range(10)])
+    create_topic(clusters.b, "mm2-offset-syncs.A.internal", configs={"cleanup.policy": "compact"})
+    write_offset_syncs(clusters.b, "mm2-offset-syncs.A.internal", [OffsetSync("orders", 0, 4, 7)])
+    commit(clusters.a, "app", {("orders", 0): 6})
+    config = clusters.flow(**{"offset-syncs.topic.location": "target"})
+    clusters.worker.create_connector("checkpoints", {"connector.class": CHECKPOINT_PATH, **config})
+    wait_until(lambda: seen(clusters, "app", "A.orders", 0, [(6, 8)]), "app's checkpoint")
