@@ -5,8 +5,10 @@ checkpoints on B, emitted only when new, advanced or rewound."""
 from __future__ import annotations
 
 import itertools
+import logging
 from collections import defaultdict
 
+import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
 
 from connectors.mirror.formats import Checkpoint, OffsetSync
@@ -21,6 +23,7 @@ from tests.connectors.mirror.checkpoint_support import (
     wait_until,
     write_offset_syncs,
 )
+from tests.support import free_port
 
 __all__ = ["clusters"]
 
@@ -134,3 +137,29 @@ def test_offset_syncs_read_from_the_target_when_they_live_there(clusters: Cluste
     config = clusters.flow(**{"offset-syncs.topic.location": "target"})
     clusters.worker.create_connector("checkpoints", {"connector.class": CHECKPOINT_PATH, **config})
     wait_until(lambda: seen(clusters, "app", "A.orders", 0, [(6, 8)]), "app's checkpoint")
+
+
+def test_offset_syncs_written_after_the_task_started_are_followed(clusters: Clusters) -> None:
+    # The task starts before the offset-syncs topic exists (no source connector yet).
+    create_topic(clusters.a, "orders")
+    produce(clusters.a, "orders", [(0, None, b"%d" % i) for i in range(10)])
+    commit(clusters.a, "app", {("orders", 0): 6})
+    clusters.worker.create_connector("checkpoints", {"connector.class": CHECKPOINT_PATH, **clusters.flow()})
+    clusters.worker.wait_for_running("checkpoints", tasks=1)
+    create_topic(clusters.a, SYNCS, configs={"cleanup.policy": "compact"})
+    write_offset_syncs(clusters.a, SYNCS, [OffsetSync("orders", 0, 0, 0), OffsetSync("orders", 0, 6, 6)])
+    wait_until(lambda: seen(clusters, "app", "A.orders", 0, [(6, 6)]), "app's checkpoint")
+
+
+def test_an_unreachable_source_is_retried_not_fatal(
+    clusters: Clusters, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = clusters.flow(**{"source.cluster.bootstrap.servers": f"127.0.0.1:{free_port()}"})
+    config["admin.timeout.ms"] = "500"
+    with caplog.at_level(logging.WARNING, logger="connectors.mirror.checkpoint_connector"):
+        clusters.worker.create_connector("checkpoints", {"connector.class": CHECKPOINT_PATH, **config})
+        wait_until(
+            lambda: sum("cannot list consumer groups on cluster A" in r.message for r in caplog.records) >= 2,
+            "two retries",
+        )
+    assert clusters.worker.status("checkpoints")["connector"]["state"] == "RUNNING"
