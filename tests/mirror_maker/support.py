@@ -19,12 +19,8 @@ from sluiceway.mirror_maker.runner import MirrorMaker
 
 T = TypeVar("T")
 
-# Until connectors/mirror exports them under Kafka's names, the tests name them by path.
-CLASSES = (
-    "connectors.mirror.source_connector.MirrorSourceConnector",
-    "connectors.mirror.heartbeat.MirrorHeartbeatConnector",
-    "connectors.mirror.checkpoint_connector.MirrorCheckpointConnector",
-)
+# The connectors by Kafka's class names: source, heartbeat, checkpoint (CONNECTOR_CLASSES' order).
+CLASSES = CONNECTOR_CLASSES
 
 # Small intervals and replication factor 1 (a single-node broker refuses more).
 FAST = {
