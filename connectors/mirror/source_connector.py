@@ -25,9 +25,11 @@ never writes to a topic that was not created with the source's partition count.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
 from connect.api import (
@@ -47,6 +49,7 @@ from connectors.mirror.topic_plan import (
     TASK_INDEX_KEY,
     TASK_PARTITIONS_KEY,
     PartitionPlan,
+    acls_for_target,
     config_for_new_topic,
     config_ops,
     encode_partitions,
@@ -57,13 +60,24 @@ from connectors.mirror.topic_plan import (
     should_replicate_topic,
     target_topics_of,
 )
-from connectors.mirror.topics import ClusterAdmin, ClusterUnavailable
+from connectors.mirror.topics import ClusterAdmin, ClusterUnavailable, SecurityDisabled
 
 log = logging.getLogger(__name__)
 
-#: Retries of a failed refresh: from 1 s, doubling, capped by the refresh interval.
+#: Retries of a job whose cluster did not answer: from 1 s, doubling, capped by its interval.
 _RETRY_BASE_MS: Final = 1000
 _RETRY_MAX_ATTEMPT: Final = 6
+_RETRY_CAP_S: Final = 60.0  # for jobs without an interval
+_NEVER: Final = math.inf
+
+
+@dataclass(eq=False)
+class _Job:
+    what: str
+    run: Callable[[], None]
+    interval: float | None  # None: until it succeeds once
+    due: float
+    failures: int = 0
 
 
 class MirrorSourceConnector(SourceConnector):
@@ -128,12 +142,9 @@ class MirrorSourceConnector(SourceConnector):
         self._refresh_s = float(config.refresh_topics_interval_seconds)
         self._sync_configs = config.sync_topic_configs_enabled
         self._sync_configs_s = float(config.sync_topic_configs_interval_seconds)
-        if config.sync_topic_acls_enabled:
-            log.info(
-                "%s: topic ACLs are not synced by this MirrorSourceConnector; set "
-                "sync.topic.acls.enabled=false to silence this",
-                self._flow,
-            )
+        self._sync_acls = config.sync_topic_acls_enabled
+        self._sync_acls_s = float(config.sync_topic_acls_interval_seconds)
+        self._no_authorizer = False  # logged once, as Kafka does
 
         self._stop = threading.Event()
         self._reported = None
@@ -186,48 +197,68 @@ class MirrorSourceConnector(SourceConnector):
     def _assignable(self) -> list[TopicPartition]:
         return replicable_partitions(expand(self._source_counts), self._target_counts, self._remote)
 
+    def _should_replicate(self, topic: str) -> bool:
+        return should_replicate_topic(
+            topic, self._topic_filter, self._policy, self._target_alias, self._heartbeats
+        )
+
     def _remote(self, topic: str) -> str:
         return self._policy.format_remote_topic(self._source_alias, topic)
 
     # -- the refresh thread -------------------------------------------------------------
 
-    def _run(self, loaded: bool) -> None:
+    def _jobs(self, loaded: bool) -> list[_Job]:
+        """What the thread does, each on its own schedule (Kafka's Scheduler): the first
+        refresh after an interval (start did one), or at once if start could not; configs
+        and ACLs at once, then every interval."""
         now = time.monotonic()
-        next_refresh = now if not loaded else now + self._refresh_s
-        next_sync = now  # configs at once (Kafka's scheduleRepeating)
-        failures = 0
-        while not self._stop.is_set():
-            now = time.monotonic()
-            try:
-                if not self._offset_syncs_ready:
-                    self._create_offset_syncs_topic()
-                if now >= next_refresh:
-                    if self._refresh_enabled or not loaded:
-                        self._refresh()
-                    loaded = True
-                    next_refresh = time.monotonic() + self._refresh_s
-                if now >= next_sync:
-                    if self._sync_configs:
-                        self._sync_topic_configs()
-                    next_sync = time.monotonic() + self._sync_configs_s
-                failures = 0
-                wait = max(0.0, min(next_refresh, next_sync) - time.monotonic())
-            except ClusterUnavailable as exc:
-                wait = backoff_seconds(min(failures, _RETRY_MAX_ATTEMPT), _RETRY_BASE_MS)
-                wait = min(wait, max(self._refresh_s, 1.0))
-                failures += 1
-                log.warning("%s: %s; retrying in %.1f s", self._flow, exc, wait)
-                next_refresh = min(next_refresh, time.monotonic() + wait)
-            except ConnectException as exc:
-                self._refused(exc)
-                wait = max(self._refresh_s, 1.0)
-                next_refresh = time.monotonic() + wait
-            except Exception as exc:  # a bug: report it, do not die silently
-                log.exception("%s: the topic refresh failed", self._flow)
-                self._refused(ConnectException(f"{self._flow}: the topic refresh failed: {exc!r}"))
-                wait = max(self._refresh_s, 1.0)
-                next_refresh = time.monotonic() + wait
-            self._stop.wait(wait)
+        jobs = []
+        if not self._offset_syncs_ready:
+            jobs.append(_Job("create the offset-syncs topic", self._create_offset_syncs_topic, None, now))
+        if self._refresh_enabled:
+            due = now if not loaded else now + self._refresh_s
+            jobs.append(_Job("refresh topics", self._refresh, self._refresh_s, due))
+        elif not loaded:
+            jobs.append(_Job("load topics", self._refresh, None, now))
+        if self._sync_configs:
+            jobs.append(_Job("sync topic configs", self._sync_topic_configs, self._sync_configs_s, now))
+        if self._sync_acls:
+            jobs.append(_Job("sync topic ACLs", self._sync_topic_acls, self._sync_acls_s, now))
+        return jobs
+
+    def _run(self, loaded: bool) -> None:
+        jobs = self._jobs(loaded)
+        while jobs and not self._stop.is_set():
+            for job in jobs:
+                if job.due <= time.monotonic() and not self._stop.is_set():
+                    self._run_job(job)
+            jobs = [j for j in jobs if j.due != _NEVER]
+            if jobs:
+                self._stop.wait(max(0.0, min(j.due for j in jobs) - time.monotonic()))
+
+    def _run_job(self, job: _Job) -> None:
+        # Errors never end the thread: a cluster that does not answer is retried with
+        # backoff (sooner than the interval), a refusal is reported and tried again later.
+        retry_after = max(job.interval or _RETRY_CAP_S, 1.0)
+        try:
+            job.run()
+        except ClusterUnavailable as exc:
+            wait = min(backoff_seconds(min(job.failures, _RETRY_MAX_ATTEMPT), _RETRY_BASE_MS), retry_after)
+            job.failures += 1
+            job.due = time.monotonic() + wait
+            log.warning("%s: %s; retrying in %.1f s", self._flow, exc, wait)
+            return
+        except ConnectException as exc:
+            self._refused(exc)
+            job.due = time.monotonic() + retry_after
+            return
+        except Exception as exc:  # a bug: report it rather than die silently
+            log.exception("%s: cannot %s", self._flow, job.what)
+            self._refused(ConnectException(f"{self._flow}: cannot {job.what}: {exc!r}"))
+            job.due = time.monotonic() + retry_after
+            return
+        job.failures = 0
+        job.due = _NEVER if job.interval is None else time.monotonic() + job.interval
 
     def _refused(self, exc: ConnectException) -> None:
         """A refusal retrying will not fix: the connector goes FAILED saying why (once per
@@ -239,7 +270,7 @@ class MirrorSourceConnector(SourceConnector):
             self.context.raise_error(exc)
 
     def _create_offset_syncs_topic(self) -> None:
-        if self._emit_offset_syncs and not self._offset_syncs_ready:
+        if not self._offset_syncs_ready:
             self._offset_syncs_admin.create_compacted_topic(
                 self._offset_syncs_topic, self._offset_syncs_rf, "offset-syncs.topic.replication.factor"
             )
@@ -248,13 +279,7 @@ class MirrorSourceConnector(SourceConnector):
     def _refresh(self, initial: bool = False) -> None:
         """Kafka's refreshTopicPartitions: find the source's topics, create what the target
         lacks, and ask for new task configs when the assignable partitions changed."""
-        source = {
-            t: n
-            for t, n in self._source.partition_counts().items()
-            if should_replicate_topic(
-                t, self._topic_filter, self._policy, self._target_alias, self._heartbeats
-            )
-        }
+        source = {t: n for t, n in self._source.partition_counts().items() if self._should_replicate(t)}
         target = self._target_counts_now()
         plan = plan_partitions(source, target, self._remote)
         refused: ConnectException | None = None
@@ -320,6 +345,24 @@ class MirrorSourceConnector(SourceConnector):
             for topic, entries in source_configs.items()
         }
         self._target.alter_topic_configs(ops)
+
+    def _sync_topic_acls(self) -> None:
+        """Kafka's syncTopicAcls: the replicated topics' literal ACLs, renamed, created on
+        the target (ALLOW WRITE left out, ALLOW ALL as READ). A source without an
+        authorizer has none: said once, then skipped quietly."""
+        try:
+            acls = self._source.topic_acls()
+        except SecurityDisabled:
+            if not self._no_authorizer:
+                self._no_authorizer = True
+                log.info(
+                    "%s: cluster '%s' has no ACL authorizer, so no topic ACLs are synced; consider "
+                    "setting sync.topic.acls.enabled=false",
+                    self._flow,
+                    self._source_alias,
+                )
+            return
+        self._target.create_acls(acls_for_target(acls, self._should_replicate, self._remote))
 
     # -- what Kafka's MirrorSourceConnector also answers --------------------------------
 

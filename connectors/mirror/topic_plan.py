@@ -199,3 +199,34 @@ def config_ops(entries: Iterable[TopicConfigValue], properties: PropertySelector
         elif e.value is not None:
             ops[e.name] = e.value
     return ops
+
+
+# -- which ACLs -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TopicAcl:
+    """A literal topic ACL binding, with Kafka's enum names (``ALLOW``, ``READ``...)."""
+
+    topic: str
+    principal: str
+    host: str
+    operation: str
+    permission: str
+
+
+def acls_for_target(
+    acls: Iterable[TopicAcl], should_replicate: Callable[[str], bool], remote_name: Callable[[str], str]
+) -> list[TopicAcl]:
+    """Kafka's syncTopicAcls: the bindings of replicated topics, renamed to their remote
+    topics; ALLOW WRITE is not copied (only MirrorMaker writes remote topics), and ALLOW ALL
+    becomes ALLOW READ for the same reason. DENY bindings are copied as they are."""
+    out = []
+    for acl in acls:
+        if acl.permission == "ALLOW" and acl.operation == "WRITE":
+            continue
+        if not should_replicate(acl.topic):
+            continue
+        operation = "READ" if acl.permission == "ALLOW" and acl.operation == "ALL" else acl.operation
+        out.append(TopicAcl(remote_name(acl.topic), acl.principal, acl.host, operation, acl.permission))
+    return out

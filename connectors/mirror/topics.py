@@ -20,6 +20,10 @@ from typing import Any, Final
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import (  # type: ignore[attr-defined]  # re-exported untyped
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
     AdminClient,
     AlterConfigOpType,
     ConfigEntry,
@@ -27,11 +31,12 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]  # re-exported
     ConfigSource,
     NewPartitions,
     NewTopic,
+    ResourcePatternType,
     ResourceType,
 )
 
 from connect.api import ConnectException, RetriableException
-from connectors.mirror.topic_plan import TopicConfigValue
+from connectors.mirror.topic_plan import TopicAcl, TopicConfigValue
 
 log = logging.getLogger(__name__)
 
@@ -250,6 +255,67 @@ class ClusterAdmin:
                 if isinstance(failure, ClusterUnavailable):
                     raise failure from exc
                 log.warning("%s", failure)
+
+    # -- ACLs ---------------------------------------------------------------------------
+
+    def topic_acls(self) -> list[TopicAcl]:
+        """Every literal topic ACL binding; ``SecurityDisabled`` when there is no authorizer."""
+        anything: Any = None  # a filter's "any name/principal/host" (the stubs want str)
+        pattern = AclBindingFilter(
+            ResourceType.TOPIC,
+            anything,
+            ResourcePatternType.LITERAL,
+            anything,
+            anything,
+            AclOperation.ANY,
+            AclPermissionType.ANY,
+        )
+        try:
+            bindings = self.admin.describe_acls(pattern, request_timeout=self.timeout_s).result(
+                self.timeout_s
+            )
+        except (KafkaException, concurrent.futures.TimeoutError) as exc:
+            error = _error_of(exc)
+            if error is not None and error.code() == KafkaError.SECURITY_DISABLED:
+                raise SecurityDisabled(f"{self.where} has no authorizer: {error.str()}") from exc
+            raise self._failure("describe topic ACLs", exc) from exc
+        return [_acl(b) for b in bindings]
+
+    def create_acls(self, acls: Iterable[TopicAcl]) -> None:
+        """Create the bindings (existing ones are no-ops); a refused one is logged, as Kafka does."""
+        bindings = [
+            AclBinding(
+                ResourceType.TOPIC,
+                a.topic,
+                ResourcePatternType.LITERAL,
+                a.principal,
+                a.host,
+                AclOperation[a.operation],
+                AclPermissionType[a.permission],
+            )
+            for a in acls
+        ]
+        if not bindings:
+            return
+        futures = self.admin.create_acls(bindings, request_timeout=self.timeout_s)
+        for binding, future in futures.items():
+            try:
+                future.result(self.timeout_s)
+            except (KafkaException, concurrent.futures.TimeoutError) as exc:
+                failure = self._failure(f"create an ACL of topic '{binding.name}'", exc)
+                if isinstance(failure, ClusterUnavailable):
+                    raise failure from exc
+                log.warning("%s", failure)
+
+
+class SecurityDisabled(ConnectException):
+    """The cluster has no authorizer: there are no ACLs to read."""
+
+
+def _acl(binding: AclBinding) -> TopicAcl:
+    operation: Any = binding.operation
+    permission: Any = binding.permission_type
+    return TopicAcl(binding.name, binding.principal, binding.host, operation.name, permission.name)
 
 
 def _value(entry: ConfigEntry) -> TopicConfigValue:

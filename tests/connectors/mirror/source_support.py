@@ -44,8 +44,9 @@ def wait_until(probe: Callable[[], T | None], what: str, timeout: float = 30) ->
 class RestartableBroker:
     """An in-process broker on a fixed port and directory: stop() and start() again."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, **overrides: str) -> None:
         self.data_dir = data_dir
+        self.overrides = overrides
         self.port = free_port()
         self.broker: EmbeddedBroker | None = None
 
@@ -55,7 +56,7 @@ class RestartableBroker:
 
     def start(self) -> RestartableBroker:
         values = {"listeners": f"PLAINTEXT://127.0.0.1:{self.port}", "log.dirs": str(self.data_dir)}
-        self.broker = EmbeddedBroker(load_config({**values, **TEST_OVERRIDES})).start()
+        self.broker = EmbeddedBroker(load_config({**values, **TEST_OVERRIDES, **self.overrides})).start()
         return self
 
     def stop(self) -> None:
@@ -96,10 +97,13 @@ class Clusters:
 
 
 @contextmanager
-def clusters(tmp_path: Path) -> Iterator[Clusters]:
-    a = RestartableBroker(tmp_path / "a").start()
+def clusters(tmp_path: Path, **broker_overrides: str) -> Iterator[Clusters]:
+    """``broker_overrides`` (Kafka keys) apply to both brokers."""
+    a = RestartableBroker(tmp_path / "a", **broker_overrides).start()
     try:
-        with embedded_broker(tmp_path / "b") as b:
+        with embedded_broker(
+            tmp_path / "b", **{k.replace(".", "_"): v for k, v in broker_overrides.items()}
+        ) as b:
             worker = EmbeddedConnect(
                 tmp_path / "worker",
                 {

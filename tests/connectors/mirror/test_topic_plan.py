@@ -18,7 +18,9 @@ from connectors.mirror.filters import ConfigPropertyFilter, TopicFilter, split_l
 from connectors.mirror.policy import DefaultReplicationPolicy, IdentityReplicationPolicy
 from connectors.mirror.topic_plan import (
     PartitionPlan,
+    TopicAcl,
     TopicConfigValue,
+    acls_for_target,
     config_for_new_topic,
     config_ops,
     counts_of,
@@ -236,3 +238,22 @@ def test_config_sync_sets_non_defaults_and_deletes_source_defaults() -> None:
     custom = ConfigPropertyFilter(["retention\\.ms"], "target")
     ops = config_ops(ENTRIES, custom)
     assert "retention.ms" not in ops and ops["min.insync.replicas"] == "2"
+
+
+# -- ACLs -------------------------------------------------------------------------------
+
+
+def test_acls_follow_kafkas_rules() -> None:
+    acls = [
+        TopicAcl("orders", "User:alice", "*", "READ", "ALLOW"),
+        TopicAcl("orders", "User:bob", "*", "WRITE", "ALLOW"),  # only MM2 writes remote topics
+        TopicAcl("orders", "User:carol", "*", "ALL", "ALLOW"),  # narrowed to READ
+        TopicAcl("orders", "User:dave", "*", "WRITE", "DENY"),  # denials are kept
+        TopicAcl("secret", "User:alice", "*", "READ", "ALLOW"),  # not replicated
+    ]
+    out = acls_for_target(acls, lambda t: t == "orders", remote)
+    assert out == [
+        TopicAcl("A.orders", "User:alice", "*", "READ", "ALLOW"),
+        TopicAcl("A.orders", "User:carol", "*", "READ", "ALLOW"),
+        TopicAcl("A.orders", "User:dave", "*", "WRITE", "DENY"),
+    ]
