@@ -6,8 +6,10 @@ At start it creates the offset-syncs topic (``mm2-offset-syncs.<alias>.internal`
 partition, compacted, on the cluster ``offset-syncs.topic.location`` names), lists the
 topics of both clusters and creates what the target lacks. A background thread then
 refreshes every ``refresh.topics.interval.seconds`` (new topics and partitions on the
-source: created on the target, tasks reconfigured) and syncs topic configs every
-``sync.topic.configs.interval.seconds``.
+source: created on the target, tasks reconfigured), syncs topic configs every
+``sync.topic.configs.interval.seconds`` (IncrementalAlterConfigs only: the 3.x
+``use.incremental.alter.configs`` fallback to AlterConfigs is not there) and topic ACLs
+every ``sync.topic.acls.interval.seconds``.
 
 Errors, as the issue asks and unlike Kafka (which logs and goes on):
 
