@@ -93,14 +93,16 @@ def test_offset_syncs_pair_upstream_with_downstream_offsets(env: Clusters) -> No
     assert all(b - a <= 11 for a, b in itertools.pairwise(uppers))
 
 
-def test_tombstones_and_large_batches_keep_order(env: Clusters) -> None:
+def test_kafkas_class_name_tombstones_and_large_batches(env: Clusters) -> None:
     topic = unique("bulk")
     create_topic(env.a.bootstrap, topic, 1)
     producer = Producer({"bootstrap.servers": env.a.bootstrap, "linger.ms": 5})
     for i in range(2000):
         producer.produce(topic, None if i % 100 == 0 else f"{i}".encode(), f"{i % 10}".encode(), 0)
     assert producer.flush(30) == 0
-    name = env.start(topic, **{"tasks.max": "1"})
+    # Under Kafka's class name, as a published MM2 config names it.
+    kafka_name = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
+    name = env.start(topic, **{"tasks.max": "1", "connector.class": kafka_name})
     env.worker.wait_for_running(name, tasks=1)
     got = read(env.b, f"A.{topic}", 0, 2000)
     assert [m.value() for m in got] == [None if i % 100 == 0 else f"{i}".encode() for i in range(2000)]
