@@ -120,3 +120,14 @@ def test_a_topic_from_b_is_not_replicated_back(env: Clusters) -> None:
     wait_until(lambda: f"A.{local}" in partition_counts(env.b), "the local topic on B")
     counts = partition_counts(env.b)
     assert f"A.{from_b}" not in counts and from_b not in counts
+
+
+def test_identity_policy_keeps_topic_names(env: Clusters) -> None:
+    topic = unique("same-name")
+    create_topic(env.a.bootstrap, topic, 2)
+    produce(env.a.bootstrap, topic, [(1, record(7))])
+    identity = "org.apache.kafka.connect.mirror.IdentityReplicationPolicy"
+    name = env.start(topic, **{"replication.policy.class": identity})
+    env.worker.wait_for_running(name, tasks=2)
+    assert [row(m) for m in read(env.b, topic, 1, 1)] == [record(7)]
+    assert f"A.{topic}" not in partition_counts(env.b)
