@@ -29,12 +29,10 @@ from tests.support import embedded_broker
 T = TypeVar("T")
 
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
+# The connectors by Kafka's class names, as published MM2 configs name them.
 CHECKPOINT = "org.apache.kafka.connect.mirror.MirrorCheckpointConnector"
 HEARTBEAT = "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector"
 SOURCE = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
-CHECKPOINT_PATH = "connectors.mirror.checkpoint_connector.MirrorCheckpointConnector"
-HEARTBEAT_PATH = "connectors.mirror.heartbeat.MirrorHeartbeatConnector"
-SOURCE_PATH = "connectors.mirror.source_connector.MirrorSourceConnector"
 
 
 def wait_until(probe: Callable[[], T | None], what: str, timeout: float = 30) -> T:

@@ -13,7 +13,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[at
 
 from connectors.mirror.formats import Checkpoint, OffsetSync
 from tests.connectors.mirror.checkpoint_support import (
-    CHECKPOINT_PATH,
+    CHECKPOINT,
     Clusters,
     checkpoints,
     clusters,
@@ -57,7 +57,7 @@ def test_checkpoints_translate_and_only_move_forward_unless_rewound(clusters: Cl
     clusters.worker.create_connector(
         "checkpoints",
         {
-            "connector.class": CHECKPOINT_PATH,
+            "connector.class": CHECKPOINT,
             **clusters.flow(**{"groups.exclude": "skipped-.*", "topics.exclude": "audit"}),
         },
     )
@@ -102,7 +102,7 @@ def test_a_restarted_connector_goes_on_from_its_checkpoints(clusters: Clusters) 
     create_topic(clusters.a, SYNCS, configs={"cleanup.policy": "compact"})
     write_offset_syncs(clusters.a, SYNCS, [OffsetSync("orders", 0, 0, 0)])
     commit(clusters.a, "app", {("orders", 0): 5})
-    config = {"connector.class": CHECKPOINT_PATH, **clusters.flow()}
+    config = {"connector.class": CHECKPOINT, **clusters.flow()}
     clusters.worker.create_connector("checkpoints", config)
     wait_until(lambda: seen(clusters, "app", "A.orders", 0, [(5, 1)]), "app's checkpoint")
 
@@ -115,7 +115,7 @@ def test_a_restarted_connector_goes_on_from_its_checkpoints(clusters: Clusters) 
 
 
 def test_a_replication_factor_the_target_cannot_hold_is_named(clusters: Clusters) -> None:
-    config = {"connector.class": CHECKPOINT_PATH, **clusters.flow()}
+    config = {"connector.class": CHECKPOINT, **clusters.flow()}
     del config["checkpoints.topic.replication.factor"]  # Kafka's default, 3
     clusters.worker.create_connector("checkpoints", config)
     wait_until(
@@ -135,7 +135,7 @@ def test_offset_syncs_read_from_the_target_when_they_live_there(clusters: Cluste
     write_offset_syncs(clusters.b, "mm2-offset-syncs.A.internal", [OffsetSync("orders", 0, 4, 7)])
     commit(clusters.a, "app", {("orders", 0): 6})
     config = clusters.flow(**{"offset-syncs.topic.location": "target"})
-    clusters.worker.create_connector("checkpoints", {"connector.class": CHECKPOINT_PATH, **config})
+    clusters.worker.create_connector("checkpoints", {"connector.class": CHECKPOINT, **config})
     wait_until(lambda: seen(clusters, "app", "A.orders", 0, [(6, 8)]), "app's checkpoint")
 
 
@@ -144,7 +144,7 @@ def test_offset_syncs_written_after_the_task_started_are_followed(clusters: Clus
     create_topic(clusters.a, "orders")
     produce(clusters.a, "orders", [(0, None, b"%d" % i) for i in range(10)])
     commit(clusters.a, "app", {("orders", 0): 6})
-    clusters.worker.create_connector("checkpoints", {"connector.class": CHECKPOINT_PATH, **clusters.flow()})
+    clusters.worker.create_connector("checkpoints", {"connector.class": CHECKPOINT, **clusters.flow()})
     clusters.worker.wait_for_running("checkpoints", tasks=1)
     create_topic(clusters.a, SYNCS, configs={"cleanup.policy": "compact"})
     write_offset_syncs(clusters.a, SYNCS, [OffsetSync("orders", 0, 0, 0), OffsetSync("orders", 0, 6, 6)])
@@ -157,7 +157,7 @@ def test_an_unreachable_source_is_retried_not_fatal(
     config = clusters.flow(**{"source.cluster.bootstrap.servers": f"127.0.0.1:{free_port()}"})
     config["admin.timeout.ms"] = "500"
     with caplog.at_level(logging.WARNING, logger="connectors.mirror.checkpoint_connector"):
-        clusters.worker.create_connector("checkpoints", {"connector.class": CHECKPOINT_PATH, **config})
+        clusters.worker.create_connector("checkpoints", {"connector.class": CHECKPOINT, **config})
         wait_until(
             lambda: sum("cannot list consumer groups on cluster A" in r.message for r in caplog.records) >= 2,
             "two retries",

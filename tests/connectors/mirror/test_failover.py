@@ -17,8 +17,8 @@ from confluent_kafka import Consumer, TopicPartition
 from connect.api import TopicPartition as Partition
 from connectors.mirror import client
 from tests.connectors.mirror.checkpoint_support import (
-    CHECKPOINT_PATH,
-    SOURCE_PATH,
+    CHECKPOINT,
+    SOURCE,
     Clusters,
     checkpoints,
     clusters,
@@ -66,13 +66,13 @@ def values_on_b(clusters: Clusters, start: int) -> list[int]:
 
 def start_mirror(clusters: Clusters, **extra: str) -> None:
     flow = clusters.flow(**{"topics": "orders", "offset.lag.max": "5", **extra})
-    clusters.worker.create_connector("source", {"connector.class": SOURCE_PATH, **flow})
+    clusters.worker.create_connector("source", {"connector.class": SOURCE, **flow})
     create_topic(clusters.a, "orders")
     produce(clusters.a, "orders", [(0, None, b"%d" % i) for i in range(30)])
     wait_until(lambda: len(values_on_b(clusters, 0)) == 30, "30 records replicated to B")
     # The group reads all 30 on A; the checkpoint task starts once the group exists.
     assert consume_and_commit(clusters.a, "app", "orders", 30) == list(range(30))
-    clusters.worker.create_connector("checkpoints", {"connector.class": CHECKPOINT_PATH, **flow})
+    clusters.worker.create_connector("checkpoints", {"connector.class": CHECKPOINT, **flow})
     # At the end of a topic the translation is exact: offset 30 is B's 30.
     wait_until(
         lambda: any(c.group == "app" and c.upstream_offset == 30 for c in checkpoints(clusters.b)),

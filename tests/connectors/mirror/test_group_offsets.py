@@ -14,7 +14,7 @@ from connect.api import TopicPartition
 from connectors.mirror.formats import Checkpoint, OffsetSync
 from connectors.mirror.group_offsets import TargetGroup, offsets_to_sync, target_group
 from tests.connectors.mirror.checkpoint_support import (
-    CHECKPOINT_PATH,
+    CHECKPOINT,
     Clusters,
     checkpoints,
     clusters,
@@ -136,7 +136,7 @@ def test_sync_writes_into_idle_and_absent_groups_only_forward(clusters: Clusters
         clusters.worker.create_connector(
             "checkpoints",
             {
-                "connector.class": CHECKPOINT_PATH,
+                "connector.class": CHECKPOINT,
                 **clusters.flow(**{"sync.group.offsets.enabled": "true"}),
             },
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
 
 from tests.connectors.mirror.checkpoint_support import (
-    HEARTBEAT_PATH,
+    HEARTBEAT,
     Clusters,
     clusters,
     heartbeats,
@@ -17,7 +17,7 @@ __all__ = ["clusters"]
 
 
 def test_heartbeats_arrive_in_a_compacted_single_partition_topic(clusters: Clusters) -> None:
-    clusters.worker.create_connector("heartbeats", {"connector.class": HEARTBEAT_PATH, **clusters.flow()})
+    clusters.worker.create_connector("heartbeats", {"connector.class": HEARTBEAT, **clusters.flow()})
     clusters.worker.wait_for_running("heartbeats", tasks=1)
     wait_until(lambda: len(heartbeats(clusters.b)) >= 2, "two heartbeats on B")
     beats = heartbeats(clusters.b)
@@ -35,13 +35,13 @@ def test_heartbeats_arrive_in_a_compacted_single_partition_topic(clusters: Clust
 
 
 def test_no_task_without_heartbeats(clusters: Clusters) -> None:
-    config = {"connector.class": HEARTBEAT_PATH, **clusters.flow(**{"emit.heartbeats.enabled": "false"})}
+    config = {"connector.class": HEARTBEAT, **clusters.flow(**{"emit.heartbeats.enabled": "false"})}
     clusters.worker.create_connector("quiet", config)
     clusters.worker.wait_for_running("quiet", tasks=0)
 
 
 def test_a_replication_factor_the_target_cannot_hold_is_named(clusters: Clusters) -> None:
-    config = {"connector.class": HEARTBEAT_PATH, **clusters.flow()}
+    config = {"connector.class": HEARTBEAT, **clusters.flow()}
     del config["heartbeats.topic.replication.factor"]  # Kafka's default, 3
     clusters.worker.create_connector("heartbeats", config)
     wait_until(
