@@ -35,7 +35,7 @@ class OffsetSyncWriter:
     def __init__(self, producer_config: Mapping[str, Any], topic: str, max_lag: int) -> None:
         self.topic = topic
         self._tracker = OffsetSyncTracker(max_lag)
-        self._producer = Producer(dict(producer_config))
+        self._producer: Producer | None = Producer(dict(producer_config))
         self._pending: dict[tuple[str, int], OffsetSync] = {}
         self._outstanding = 0
         self._lock = threading.Lock()
@@ -78,7 +78,12 @@ class OffsetSyncWriter:
             if self._closed:
                 return
             self._closed = True
-            left = self._producer.flush(timeout_s)
+            producer, self._producer = self._producer, None
+            left = producer.flush(timeout_s) if producer is not None else 0
+        # The last reference to the producer goes here: librdkafka closes its connections
+        # now rather than when the stopped task is collected (it would otherwise keep
+        # reconnecting to a cluster that went away).
+        del producer
         if left:
             log.warning("%d offset syncs to %r were not acknowledged before closing", left, self.topic)
 
@@ -86,6 +91,7 @@ class OffsetSyncWriter:
 
     def _fire(self) -> None:
         producer = self._producer
+        assert producer is not None  # callers check _closed under the lock
         producer.poll(0)  # acknowledgements free room in flight
         pending = self._pending
         while pending and self._outstanding < MAX_OUTSTANDING:
