@@ -50,8 +50,11 @@ class OffsetSyncTracker:
     def __init__(self, max_lag: int) -> None:
         self.max_lag = max_lag
         self._states: dict[tuple[str, int], _PartitionState] = {}
-        # Insertion-ordered, one per partition: the newest delayed pair replaces the older.
-        self._delayed: dict[tuple[str, int], OffsetSync] = {}
+        # Insertion-ordered, one per partition: the newest delayed (upstream, downstream)
+        # pair replaces the older. Pairs, not OffsetSyncs: almost every acknowledgement is
+        # superseded before commit(), and making a frozen dataclass for each cost half of
+        # this method's time (benchmarks/mirror.py).
+        self._delayed: dict[tuple[str, int], tuple[int, int]] = {}
 
     def acked(self, topic: str, partition: int, upstream: int, downstream: int) -> OffsetSync | None:
         """The target acknowledged upstream offset ``upstream`` of ``topic``/``partition``
@@ -60,17 +63,16 @@ class OffsetSyncTracker:
         state = self._states.get(key)
         if state is None:
             state = self._states[key] = _PartitionState(self.max_lag)
-        sync = OffsetSync(topic, partition, upstream, downstream)
         if state.update(upstream, downstream):
             # The immediate sync supersedes an older delayed one of the same partition.
             self._delayed.pop(key, None)
-            return sync
-        self._delayed[key] = sync
+            return OffsetSync(topic, partition, upstream, downstream)
+        self._delayed[key] = (upstream, downstream)
         return None
 
     def delayed(self) -> list[OffsetSync]:
         """The delayed syncs (the newest per partition) to send at ``commit()``; clears them."""
-        out = list(self._delayed.values())
+        out = [OffsetSync(t, p, u, d) for (t, p), (u, d) in self._delayed.items()]
         self._delayed.clear()
         return out
 
