@@ -359,11 +359,14 @@ class WorkerSinkTask(WorkerTask):
         except RetriableException as exc:
             wait_ms = self.context.timeout_ms or (exc.retry_after * 1000 if exc.retry_after else 0)
             log.warning("%s: put() asked for a retry in %d ms: %s", self.id, wait_ms, exc)
+            self.note_retrying(exc)
             self._retry_batch = records
             self._retry_offsets = offsets
             self._retry_at = time.monotonic() + wait_ms / 1000
             self.apply_pauses()
             return
+        if self.retrying and records:  # an empty put proves nothing about what failed
+            self.note_recovered()
         for tp, offset in offsets.items():
             if tp in self.assigned:
                 self.current_offsets[tp] = offset

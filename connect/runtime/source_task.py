@@ -163,6 +163,10 @@ class WorkerSourceTask(WorkerTask):
         self._values_complete = False  # whether no row of _values is _UNCONVERTED
         self._keys_complete = False  # whether no row of _keys is _UNCONVERTED
         self._row = 0  # the next row of _out to send
+        # A SourceRecordBatch's per-record header pairs (all of one schema), sent as they are
+        # converted; None when the rows' headers are the columns' Headers.
+        self._header_pairs: Sequence[Sequence[tuple[str, Any]] | None] | None = None
+        self._header_schema: Schema | None = None
         self._last_commit = time.monotonic()
 
     # -- lifecycle --------------------------------------------------------------------
@@ -231,8 +235,11 @@ class WorkerSourceTask(WorkerTask):
             records = self.task.poll()
         except RetriableException as exc:
             log.warning("%s: poll() raised a retriable error, polling again: %s", self.id, exc)
+            self.note_retrying(exc)
             self.sleep(exc.retry_after if exc.retry_after is not None else _POLL_RETRY_S)
             return []
+        if self.retrying:
+            self.note_recovered()
         if not records:
             return []
         self.metrics.records_in += len(records)
@@ -244,11 +251,27 @@ class WorkerSourceTask(WorkerTask):
     def _transform(self, records: Sequence[SourceRecord]) -> ChainOutput[SourceRecord]:
         """The poll through the chain, as columns; without transformations, the records'
         own fields as columns (no copies either way)."""
+        self._header_pairs = None
+        batch = records if isinstance(records, SourceRecordBatch) and records.has_row_columns else None
         if self.chain.stages:
-            out = self.chain.apply_batch(records, self.operator, _source_context)
+            # The chain's columns of a batch take its shared fields only: one with per-record
+            # partitions, timestamps or headers goes through as records.
+            out = self.chain.apply_batch(
+                records if batch is None else list(records), self.operator, _source_context
+            )
             self.metrics.records_skipped += out.skipped
             return out
-        return ChainOutput(RecordColumns(records), list(range(len(records))), 0)
+        columns = RecordColumns(records)
+        if batch is not None:
+            n = len(batch)
+            if batch.kafka_partitions is not None:
+                columns.kafka_partition = list(batch.kafka_partitions)
+            if batch.timestamps is not None:
+                columns.timestamp = list(batch.timestamps)
+            if batch.headers is not None:
+                self._header_pairs, self._header_schema = batch.headers, batch.header_schema
+                columns.headers = [None] * n
+        return ChainOutput(columns, list(range(len(records))), 0)
 
     def _convert(self, out: ChainOutput[SourceRecord]) -> tuple[list[Any], list[Any]]:
         """The rows' keys and values converted a topic's run at a time
@@ -293,6 +316,13 @@ class WorkerSourceTask(WorkerTask):
         converted_headers: dict[tuple[str, int], Any] = {}
         delivery = self.delivery
         bulk = delivery if delivery.notes_runs else None
+        acks = delivery if isinstance(delivery, PerRecordAcks) else None
+        ack_callback: Callable[..., None] | None = None
+        ack_sent: Callable[[int], None] | None = None
+        if acks is not None:
+            ack_callback, ack_sent = acks.begin(records)
+        pairs_of, pair_schema = self._header_pairs, self._header_schema
+        header_from = self.header_converter.from_connect_header
         key_from = self.key_converter.from_connect_data
         value_from = self.value_converter.from_connect_data
         known = self._known_topics
@@ -319,7 +349,9 @@ class WorkerSourceTask(WorkerTask):
                     # Dropped by a transformation (or skipped by error tolerance in the chain).
                     self._flush_run(cur_partition, cur_offset)
                     cur_partition = cur_offset = None
-                    if delivery.dropped(records[i]):
+                    if acks is not None:
+                        acks.dropped_row(i)
+                    elif delivery.dropped(records[i]):
                         self._commit_at_boundary(producer)
                     i += 1
                     continue
@@ -356,6 +388,18 @@ class WorkerSourceTask(WorkerTask):
                             exc,
                             records[i],
                         )
+                row_pairs = None if pairs_of is None else pairs_of[j]
+                if row_pairs:
+                    try:
+                        headers = [(k, header_from(topic, k, pair_schema, v)) for k, v in row_pairs]
+                    except Exception as exc:
+                        headers = self._recover(
+                            Stage.HEADER_CONVERTER,
+                            self.header_converter,
+                            partial(self._pair_headers, topic, row_pairs),
+                            exc,
+                            records[i],
+                        )
                 row_headers = headers_of[j]
                 if row_headers is not None:  # not truthiness: that is a Python call per record
                     headers = converted_headers.get((topic, id(row_headers)))
@@ -375,7 +419,9 @@ class WorkerSourceTask(WorkerTask):
                     self.metrics.records_skipped += 1
                     self._flush_run(cur_partition, cur_offset)
                     cur_partition = cur_offset = None
-                    if delivery.dropped(records[i]):
+                    if acks is not None:
+                        acks.dropped_row(i)
+                    elif delivery.dropped(records[i]):
                         self._commit_at_boundary(producer)
                     i += 1
                     j += 1
@@ -393,7 +439,11 @@ class WorkerSourceTask(WorkerTask):
                         value,
                         key,
                         -1 if partition is None else partition,
-                        None if bulk is not None else delivery.on_delivery(records[i]),
+                        None
+                        if bulk is not None
+                        else partial(ack_callback, i)
+                        if ack_callback is not None
+                        else delivery.on_delivery(records[i]),
                         None,
                         timestamp or 0,
                         headers or None,
@@ -410,7 +460,10 @@ class WorkerSourceTask(WorkerTask):
                 i += 1
                 j += 1
                 sent += 1
-                if bulk is None:
+                if acks is not None:
+                    if ack_sent is not None:
+                        ack_sent(i - 1)
+                elif bulk is None:
                     if delivery.sent(records[i - 1]):
                         self._commit_at_boundary(producer)
                 else:
@@ -449,6 +502,7 @@ class WorkerSourceTask(WorkerTask):
         if not (
             n
             and delivery.notes_runs
+            and self._header_pairs is None
             and len(out.origin) == n
             and self._values_complete
             and type(topics) is list
@@ -527,6 +581,12 @@ class WorkerSourceTask(WorkerTask):
     def _headers(self, topic: str, headers: Headers) -> list[tuple[str, str | bytes | None]]:
         convert = self.header_converter.from_connect_header
         return [(h.key, convert(topic, h.key, h.schema, h.value)) for h in headers]
+
+    def _pair_headers(
+        self, topic: str, pairs: Sequence[tuple[str, Any]]
+    ) -> list[tuple[str, str | bytes | None]]:
+        convert, schema = self.header_converter.from_connect_header, self._header_schema
+        return [(k, convert(topic, k, schema, v)) for k, v in pairs]
 
     def _recover(
         self, stage: Stage, converter: object, fn: Callable[[], Any], error: Exception, record: SourceRecord

@@ -49,6 +49,7 @@ class WorkerTask(ABC):
             self._resumed.set()
         self._cancelled = False
         self._failed = False
+        self.retrying = False  # the plugin's last poll/put raised a RetriableException
         self._thread = threading.Thread(target=self._run, name=f"task-thread-{task_id}", daemon=True)
 
     # -- lifecycle (called by the worker) -----------------------------------------------
@@ -147,6 +148,23 @@ class WorkerTask(ABC):
                 self._report(State.UNASSIGNED)
             self.operator.close()
             reset_context(token)
+
+    def note_retrying(self, exc: BaseException) -> None:
+        """The plugin's ``poll``/``put`` raised a ``RetriableException``: the task stays
+        RUNNING and is retried, and its status carries the error as its trace (reported
+        once per run of errors), so ``/status`` says why nothing moves, e.g. a cluster or a
+        database that does not answer. Kafka Connect only logs it; a task that looks
+        healthy while it copies nothing is what users ask about."""
+        if not self.retrying and self.state == State.RUNNING:
+            self.retrying = True
+            self._report(State.RUNNING, f"retrying: {type(exc).__name__}: {exc}")
+
+    def note_recovered(self) -> None:
+        """The plugin's ``poll``/``put`` succeeded after ``note_retrying``: the trace goes."""
+        if self.retrying:
+            self.retrying = False
+            if self.state == State.RUNNING:
+                self._report(State.RUNNING)
 
     def _report(self, state: State, trace: str | None = None) -> None:
         if self._failed and state != State.FAILED:

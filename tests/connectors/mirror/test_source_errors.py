@@ -85,13 +85,20 @@ def test_an_unreachable_source_is_retried_and_nothing_is_lost(
             ),
             "the task to report the source cluster as unreachable",
         )
+        # /status says why nothing moves: RUNNING (retrying, not failed), the error as trace.
+        wait_until(
+            lambda: "does not answer" in (env.worker.status(name)["tasks"][0].get("trace") or ""),
+            "the task's status to carry the retried error",
+        )
         status = env.worker.status(name)
         assert status["connector"]["state"] == "RUNNING"
-        assert [t["state"] for t in status["tasks"]] == ["RUNNING"]  # retrying, not failed
+        assert [t["state"] for t in status["tasks"]] == ["RUNNING"]
+        assert "source cluster 'A'" in status["tasks"][0]["trace"]
     finally:
         env.a.start()
     produce(env.a.bootstrap, topic, [(0, record(i)) for i in range(5, 10)])
     assert [row(m) for m in read(env.b, f"A.{topic}", 0, 10)] == [record(i) for i in range(10)]
+    wait_until(lambda: "trace" not in env.worker.status(name)["tasks"][0], "the retry trace to clear")
 
 
 def test_a_source_down_at_start_is_waited_for(env: Clusters) -> None:
