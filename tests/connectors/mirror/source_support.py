@@ -24,7 +24,7 @@ from tests.support import TEST_OVERRIDES, embedded_broker, free_port, unique
 T = TypeVar("T")
 
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
-SOURCE_CONNECTOR = "connectors.mirror.source_connector.MirrorSourceConnector"
+SOURCE_CONNECTOR = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
 
 # What a replicated record must keep: key, value, headers (in order), timestamp.
 Row = tuple[bytes | None, bytes | None, list[tuple[str, str | bytes | None]], int]
