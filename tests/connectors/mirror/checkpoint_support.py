@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,26 +24,15 @@ from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-def
 
 from connectors.mirror.formats import Checkpoint, Heartbeat, OffsetSync
 from sluiceway.embedded import EmbeddedConnect
+from tests.connectors.mirror.source_support import BYTES
 from tests.support import embedded_broker
 
 T = TypeVar("T")
 
-BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
 # The connectors by Kafka's class names, as published MM2 configs name them.
 CHECKPOINT = "org.apache.kafka.connect.mirror.MirrorCheckpointConnector"
 HEARTBEAT = "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector"
 SOURCE = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
-
-
-def wait_until(probe: Callable[[], T | None], what: str, timeout: float = 30) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        got = probe()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.1)
 
 
 @dataclass

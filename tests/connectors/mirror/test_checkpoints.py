@@ -20,9 +20,9 @@ from tests.connectors.mirror.checkpoint_support import (
     commit,
     create_topic,
     produce,
-    wait_until,
     write_offset_syncs,
 )
+from tests.connectors.mirror.source_support import wait_until
 from tests.support import free_port
 
 __all__ = ["clusters"]

@@ -26,8 +26,8 @@ from tests.connectors.mirror.checkpoint_support import (
     create_topic,
     produce,
     read_all,
-    wait_until,
 )
+from tests.connectors.mirror.source_support import wait_until
 
 __all__ = ["clusters"]
 

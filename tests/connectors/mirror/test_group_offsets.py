@@ -22,9 +22,9 @@ from tests.connectors.mirror.checkpoint_support import (
     committed,
     create_topic,
     produce,
-    wait_until,
     write_offset_syncs,
 )
+from tests.connectors.mirror.source_support import wait_until
 
 __all__ = ["clusters"]
 

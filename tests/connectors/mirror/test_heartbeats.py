@@ -10,8 +10,8 @@ from tests.connectors.mirror.checkpoint_support import (
     clusters,
     heartbeats,
     topic_exists,
-    wait_until,
 )
+from tests.connectors.mirror.source_support import wait_until
 
 __all__ = ["clusters"]
 
