@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := kcat chromium
 
-.PHONY: help install system-deps demo test test-fast lint docs typecheck bench-broker bench-file bench-transforms bench-multicore bench-failover bench-jdbc bench-spark bench-spark-avro bench-elasticsearch bench-s3 bench-avro bench-transactions bench-jdbc-sink bench-mysql-cdc broker clean
+.PHONY: help install system-deps demo test test-fast lint docs typecheck bench-broker bench-file bench-transforms bench-multicore bench-failover bench-jdbc bench-spark bench-spark-avro bench-elasticsearch bench-s3 bench-avro bench-transactions bench-jdbc-sink bench-mysql-cdc bench-mirror broker clean
 
 help:
 	@echo "make demo          file and bank pipelines on the embedded broker, checked end to end (Ctrl-C stops it)"
@@ -21,6 +21,7 @@ help:
 	@echo "make bench-jdbc    JDBC query source and PostgreSQL CDC against raw loops (prints ratios, latency)"
 	@echo "make bench-jdbc-sink  JDBC sink upserts against raw SQLAlchemy executemany (PostgreSQL, SQLite; prints ratios)"
 	@echo "make bench-mysql-cdc  MySQL CDC from a MariaDB binlog against a raw python-mysql-replication loop (prints the ratio)"
+	@echo "make bench-mirror  MirrorMaker 2 replication A -> B against a raw consume -> produce loop (prints the ratio)"
 	@echo "make bench-spark   Spark sink against raw PySpark, Spark reader against a raw consumer (prints ratios)"
 	@echo "make bench-elasticsearch  Elasticsearch sink against the client's helpers.bulk (prints the ratio)"
 	@echo "make bench-s3      S3 sink against raw boto3 put_object of the same objects (prints the ratio)"
@@ -107,6 +108,9 @@ bench-jdbc-sink: install system-deps
 
 bench-mysql-cdc: install system-deps
 	$(BIN)/python benchmarks/mysql_cdc.py
+
+bench-mirror: install
+	$(BIN)/python benchmarks/mirror.py
 
 bench-spark: install system-deps
 	$(BIN)/python benchmarks/spark_sink.py
