@@ -22,6 +22,14 @@ reading it back costs about as much per record as producing it does, so a source
 gives columns gets its records to Kafka markedly faster (``benchmarks/file_pipeline.py``).
 Values (and keys) may be a ``StructColumn``: structs of one schema held column-wise,
 which converters write a column at a time.
+
+Kafka partitions, timestamps and headers are every record's (``kafka_partition``,
+``timestamp``) unless given per record (``kafka_partitions``, ``timestamps``, ``headers``):
+a copy of another topic keeps each record's own (MirrorSourceTask). Per-record headers
+are each record's ``(key, value)`` pairs as a client reads them, every value of
+``header_schema``; a record made from the batch gets them as ``Headers``. Pairs rather than
+``Headers`` because building a ``Headers`` of ``Header``s per record costs about as much as
+producing the record (``benchmarks/mirror.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, overload
 
 from connect.api.data import Schema
+from connect.api.headers import Header, Headers
 from connect.api.records import SourceRecord
 
 __all__ = ["SourceRecordBatch"]
@@ -37,17 +46,24 @@ __all__ = ["SourceRecordBatch"]
 
 class SourceRecordBatch(Sequence[SourceRecord]):
     """Records of one topic and one source partition: ``source_offsets[i]``, ``values[i]``
-    and (when given) ``keys[i]`` are record ``i``'s; the other fields are every record's.
-    No keys means null keys; ``key_schema`` and ``value_schema`` are every record's."""
+    and (when given) ``keys[i]``, ``kafka_partitions[i]``, ``timestamps[i]`` and
+    ``headers[i]`` are record ``i``'s; the other fields are every record's. No keys means
+    null keys; ``key_schema``, ``value_schema`` and ``header_schema`` are every record's.
+    A per-record column replaces the shared value of its field (``kafka_partition``,
+    ``timestamp``), which must then be None."""
 
     __slots__ = (
         "_made",
+        "header_schema",
+        "headers",
         "kafka_partition",
+        "kafka_partitions",
         "key_schema",
         "keys",
         "source_offsets",
         "source_partition",
         "timestamp",
+        "timestamps",
         "topic",
         "value_schema",
         "values",
@@ -65,12 +81,27 @@ class SourceRecordBatch(Sequence[SourceRecord]):
         keys: Sequence[Any] | None = None,
         kafka_partition: int | None = None,
         timestamp: int | None = None,
+        kafka_partitions: Sequence[int | None] | None = None,
+        timestamps: Sequence[int | None] | None = None,
+        headers: Sequence[Sequence[tuple[str, Any]] | None] | None = None,
+        header_schema: Schema | None = None,
     ) -> None:
         n = len(values)
         if len(source_offsets) != n:
             raise ValueError(f"{len(source_offsets)} source offsets for {n} values")
-        if keys is not None and len(keys) != n:
-            raise ValueError(f"{len(keys)} keys for {n} values")
+        for name, column in (
+            ("keys", keys),
+            ("kafka_partitions", kafka_partitions),
+            ("timestamps", timestamps),
+        ):
+            if column is not None and len(column) != n:
+                raise ValueError(f"{len(column)} {name} for {n} values")
+        if headers is not None and len(headers) != n:
+            raise ValueError(f"{len(headers)} headers for {n} values")
+        if kafka_partitions is not None and kafka_partition is not None:
+            raise ValueError("kafka_partition and kafka_partitions both given: one or the other")
+        if timestamps is not None and timestamp is not None:
+            raise ValueError("timestamp and timestamps both given: one or the other")
         self.source_partition = source_partition
         self.source_offsets = source_offsets
         self.topic = topic
@@ -80,7 +111,16 @@ class SourceRecordBatch(Sequence[SourceRecord]):
         self.keys = keys
         self.kafka_partition = kafka_partition
         self.timestamp = timestamp
+        self.kafka_partitions = kafka_partitions
+        self.timestamps = timestamps
+        self.headers = headers
+        self.header_schema = header_schema
         self._made: list[SourceRecord | None] | None = None
+
+    @property
+    def has_row_columns(self) -> bool:
+        """Whether partitions, timestamps or headers are given per record."""
+        return self.kafka_partitions is not None or self.timestamps is not None or self.headers is not None
 
     def __len__(self) -> int:
         return len(self.values)
@@ -104,18 +144,48 @@ class SourceRecordBatch(Sequence[SourceRecord]):
             made = self._made = [None] * n
         record = made[index]
         if record is None:
+            pairs = None if self.headers is None else self.headers[index]
+            schema = self.header_schema
             record = made[index] = SourceRecord(
                 self.source_partition,
                 self.source_offsets[index],
                 self.topic,
-                self.kafka_partition,
+                self.kafka_partition if self.kafka_partitions is None else self.kafka_partitions[index],
                 self.key_schema,
                 None if self.keys is None else self.keys[index],
                 self.value_schema,
                 self.values[index],
-                self.timestamp,
+                self.timestamp if self.timestamps is None else self.timestamps[index],
+                Headers([Header(k, v, schema) for k, v in pairs]) if pairs else None,
             )
         return record
+
+    def select(self, rows: Sequence[int]) -> SourceRecordBatch:
+        """The batch of ``rows`` (in that order) of this one, as columns: what the worker
+        hands a task's ``commit_records`` when the task returned a batch. Records already
+        made are not carried over."""
+        first = rows[0] if rows else 0
+        # Acknowledgements mostly come in send order: a run of rows is sliced, in C.
+        run = list(rows) == list(range(first, first + len(rows)))
+
+        def pick(column: Sequence[Any]) -> Sequence[Any]:
+            return column[first : first + len(rows)] if run else [column[i] for i in rows]
+
+        return SourceRecordBatch(
+            self.source_partition,
+            pick(self.source_offsets),
+            self.topic,
+            self.value_schema,
+            pick(self.values),
+            key_schema=self.key_schema,
+            keys=None if self.keys is None else pick(self.keys),
+            kafka_partition=self.kafka_partition,
+            timestamp=self.timestamp,
+            kafka_partitions=None if self.kafka_partitions is None else pick(self.kafka_partitions),
+            timestamps=None if self.timestamps is None else pick(self.timestamps),
+            headers=None if self.headers is None else pick(self.headers),
+            header_schema=self.header_schema,
+        )
 
     def __iter__(self) -> Iterator[SourceRecord]:
         return (self[i] for i in range(len(self.values)))

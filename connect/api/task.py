@@ -180,6 +180,18 @@ class SourceTask(Task):
         """``record`` was written to Kafka (``metadata`` says where), or was dropped by a
         transformation or error tolerance (``metadata`` is None). Optional hook."""
 
+    def commit_records(
+        self, records: Sequence[SourceRecord], metadata: Sequence[RecordMetadata | None]
+    ) -> None:
+        """The batch form of ``commit_record``, which the worker calls with the records
+        acknowledged since its last call: ``records[i]`` as ``metadata[i]`` says. ``records``
+        is a ``SourceRecordBatch`` (read its columns: no record is made) when the task
+        returned one. A task that overrides it overrides ``commit_record`` too, with the
+        same effect record by record (either may be called). By default,
+        ``commit_record`` for each."""
+        for record, meta in zip(records, metadata, strict=True):
+            self.commit_record(record, meta)
+
 
 class RecordMetadata:
     """Where Kafka stored a source record."""

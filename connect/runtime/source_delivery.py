@@ -7,8 +7,9 @@ Kafka's ``AbstractWorkerSourceTask`` plugs in ``prepareToSendRecord``/``recordSe
   offset is committed after ``producer.flush`` has confirmed everything sent before it.
   No Python call per record beyond noting the newest offset of each source partition.
 - ``PerRecordAcks`` (for tasks that override ``SourceTask.commit_record``): a delivery
-  report per record, ``commit_record`` called with its metadata, offsets committed as far
-  as the acknowledged run at the head of each source partition (``SubmittedRecords``).
+  report per record, gathered and handed to ``commit_records`` (``commit_record`` per
+  record unless the task has the batch form), offsets committed as far as the
+  acknowledged run at the head of each source partition (``SubmittedRecords``).
 - ``Transactional`` (exactly once, KIP-618, in ``connect.runtime.transactional_delivery``): a
   transaction begun at the first record, the offsets of what was sent written by the same
   producer into it, committed at the boundary (``transaction.boundary``); an abort drops
@@ -21,14 +22,16 @@ when the task stops, and calls ``commit`` when it says so.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, Literal, Protocol
 
 from confluent_kafka import KafkaError, Producer
 
 from connect.api.records import SourceRecord
+from connect.api.source_batch import SourceRecordBatch
 from connect.api.task import RecordMetadata, SourceTask, partition_key
-from connect.runtime.submitted_records import PartitionKey, SubmittedRecord, SubmittedRecords
+from connect.runtime.submitted_records import PartitionKey, SubmittedRecord, SubmittedRecords, SubmittedRun
 from connect.storage.offsets import OffsetStorageWriter
 
 log = logging.getLogger(__name__)
@@ -153,8 +156,32 @@ class BulkAcks:
         return _written(self._writer, offsets, self._name)
 
 
+class _Poll:
+    """One poll's records as PerRecordAcks sends them: how their acknowledgements are
+    tracked for the offsets (a SubmittedRun for a SourceRecordBatch, else a
+    SubmittedRecord per sent row), and the rows acknowledged since ``commit_records`` was
+    last called."""
+
+    __slots__ = ("fresh", "metadata", "records", "run", "submitted")
+
+    def __init__(self, records: Sequence[SourceRecord], run: SubmittedRun | None) -> None:
+        self.records = records
+        self.run = run
+        self.submitted: list[SubmittedRecord | None] = [] if run is not None else [None] * len(records)
+        self.fresh: list[int] = []  # rows acknowledged (or dropped), in that order
+        self.metadata: list[RecordMetadata | None] = []  # fresh's metadata, row for row
+
+
 class PerRecordAcks:
-    """A delivery report per record, for tasks that want ``commit_record``."""
+    """A delivery report per record, for tasks that want ``commit_record``.
+
+    The reports are gathered per poll and handed to the task's ``commit_records`` (the
+    batch form; by default ``commit_record`` for each) after the producer's callbacks ran,
+    in the order they came; offsets are committed as far as the acknowledged run at the
+    head of each source partition (``SubmittedRecords``). The runner sends by row
+    (``begin``, then per row a ``partial`` of its callback and ``sent_row``, or
+    ``dropped_row``), so that a ``SourceRecordBatch`` is read as columns and nothing is
+    made per row but the callback and the metadata (``benchmarks/mirror.py``)."""
 
     notes_runs = False
 
@@ -170,7 +197,8 @@ class PerRecordAcks:
         self._tolerate = tolerate_failed_send
         self._writer = writer
         self._submitted = SubmittedRecords()
-        self._slot: list[SubmittedRecord] = []
+        self._poll: _Poll | None = None  # the poll being sent
+        self._acked: list[_Poll] = []  # polls with reports not yet handed to the task
 
     def producer_config(self, base: dict[str, Any]) -> dict[str, Any]:
         return dict(base)
@@ -185,50 +213,98 @@ class PerRecordAcks:
         raise AssertionError("per-record acks note every record")
 
     def close(self, producer: Producer | None, failed: bool) -> None:
-        pass
+        self.drain()
 
     def commit_due(self, elapsed_s: float, interval_s: float, point: CommitPoint) -> bool:
+        # The runner asks after each poll of the producer: the reports it brought go to the
+        # task first.
+        self.drain()
         return point == "stop" or elapsed_s >= interval_s
 
-    def on_delivery(self, record: SourceRecord) -> Callable[[Any, Any], None]:
-        # The record is registered after produce() accepted it (a refused produce leaves
-        # no trace); callbacks only run inside producer.poll on this thread, later.
-        slot: list[SubmittedRecord] = []
-        self._slot = slot
+    # -- by row, as the runner sends ---------------------------------------------------------
 
-        def done(err: KafkaError | None, msg: Any) -> None:
-            submitted = slot[0]
+    def begin(
+        self, records: Sequence[SourceRecord]
+    ) -> tuple[Callable[..., None], Callable[[int], None] | None]:
+        """``records`` (a poll) are about to be sent, from its first row or where it left
+        off: the callback to bind each row to (``partial(callback, row)``: made in C, where
+        a closure per record costs more), and what to call with each row handed to the
+        producer after that (None: nothing)."""
+        poll = self._poll
+        if poll is None or poll.records is not records:
+            run = None
+            if isinstance(records, SourceRecordBatch):
+                run = self._submitted.submit_run(records.source_partition, records.source_offsets)
+            poll = self._poll = _Poll(records, run)
+        return partial(self._done, poll), None if poll.run is not None else self.sent_row
+
+    def sent_row(self, row: int) -> None:
+        """``row`` of a list of records was handed to the producer."""
+        poll = self._poll
+        assert poll is not None
+        record = poll.records[row]
+        poll.submitted[row] = self._submitted.submit(record.source_partition, record.source_offset)
+
+    def dropped_row(self, row: int) -> None:
+        """``row`` was dropped by a transformation or error tolerance: done, in order."""
+        poll = self._poll
+        assert poll is not None
+        if poll.run is None:
+            self.sent_row(row)
+        self._done(poll, row, None, None)
+
+    def _done(self, poll: _Poll, row: int, err: KafkaError | None, msg: Any) -> None:
+        # Inside producer.poll/flush, on the task's thread; (None, None) for a dropped row.
+        metadata = None
+        if msg is not None:
             if err is not None:
-                if self._tolerate(err, msg, record):
-                    submitted.ack()
-                    self.commit_record(record, None)
-                return
+                if not self._tolerate(err, msg, poll.records[row]):
+                    return
+            else:
+                ts = msg.timestamp()[1]
+                metadata = RecordMetadata(msg.topic(), msg.partition(), msg.offset(), ts if ts > 0 else None)
+        run = poll.run
+        if run is not None:
+            run.ack(row)
+        else:
+            submitted = poll.submitted[row]
+            assert submitted is not None
             submitted.ack()
-            ts = msg.timestamp()
-            self.commit_record(
-                record,
-                RecordMetadata(
-                    msg.topic(), msg.partition(), msg.offset(), ts[1] if ts and ts[1] > 0 else None
-                ),
-            )
+        if not poll.fresh:
+            self._acked.append(poll)
+        poll.fresh.append(row)
+        poll.metadata.append(metadata)
 
-        return done
+    def drain(self) -> None:
+        """Hand the reports gathered so far to the task's ``commit_records``."""
+        acked, self._acked = self._acked, []
+        for poll in acked:
+            rows, metadata = poll.fresh, poll.metadata
+            poll.fresh, poll.metadata = [], []
+            records = poll.records
+            if isinstance(records, SourceRecordBatch):
+                chosen: Sequence[SourceRecord] = records.select(rows)
+            else:
+                chosen = [records[i] for i in rows]
+            try:
+                self._task.commit_records(chosen, metadata)
+            except Exception:
+                log.exception("%s: commit_record() raised; continuing", self._name)
+
+    # -- by record (the DeliveryHooks interface; the runner uses the rows above) -------------------
+
+    def on_delivery(self, record: SourceRecord) -> Callable[[Any, Any], None]:
+        raise AssertionError("per-record acks are sent by row")
 
     def sent(self, record: SourceRecord) -> None:
-        self._slot.append(self._submitted.submit(record.source_partition, record.source_offset))
+        raise AssertionError("per-record acks are sent by row")
 
     def dropped(self, record: SourceRecord) -> None:
-        self._submitted.submit(record.source_partition, record.source_offset).ack()
-        self.commit_record(record, None)
-
-    def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
-        try:
-            self._task.commit_record(record, metadata)
-        except Exception:
-            log.exception("%s: commit_record() raised; continuing", self._name)
+        raise AssertionError("per-record acks are sent by row")
 
     def commit(self, producer: Producer, flush_timeout_s: float) -> Offsets | None:
         producer.poll(0)
+        self.drain()
         offsets = list(self._submitted.committable().offsets.values())
         return _written(self._writer, offsets, self._name) if offsets else offsets
 

@@ -302,7 +302,7 @@ class WorkerSourceTask(WorkerTask):
         producer = self.producer
         assert producer is not None and self._out is not None
         self.delivery.sending(producer)
-        if self._next == 0 and self._send_plain():
+        if self._next == 0 and (self._send_plain() or self._send_rows()):
             return
         produce = producer.produce
         records = self._to_send
@@ -571,6 +571,107 @@ class WorkerSourceTask(WorkerTask):
             self._next = self._row = k
             if k:
                 self._flush_run(partition, offsets[k - 1])
+            self.metrics.records_out += k
+        return True
+
+    def _send_rows(self) -> bool:
+        """A ``SourceRecordBatch`` with its own partition, timestamp or headers per record
+        (a copy of another topic: MirrorSourceTask) in one tight loop, when nothing else
+        about it needs the general one: bulk or per-record acks, no record dropped, one
+        topic, values converted, keys converted (or null), headers that all convert.
+        False (nothing sent) otherwise. ``benchmarks/mirror.py`` pays for it: the general
+        loop's checks per record cost more than the record's produce."""
+        delivery, out, records = self.delivery, self._out, self._to_send
+        assert out is not None and self.producer is not None
+        acks = delivery if isinstance(delivery, PerRecordAcks) else None
+        n = len(records)
+        columns = out.columns
+        topics, key_schemas = columns.topic, columns.key_schema
+        if not (
+            n
+            and isinstance(records, SourceRecordBatch)
+            and records.has_row_columns
+            and (isinstance(delivery, BulkAcks) or acks is not None)
+            and len(out.origin) == n
+            and self._values_complete
+            and type(topics) is list
+            and topics.count(topics[0]) == n
+            and (
+                self._keys_complete or (key_schemas.count(key_schemas[0]) == n and _all_none(columns.key, n))
+            )
+            and (self._header_pairs is not None or _one_object(columns.headers))
+        ):
+            return False
+        topic = topics[0]
+        try:
+            keys = (
+                self._keys
+                if self._keys_complete
+                else [self.key_converter.from_connect_data(topic, key_schemas[0], None)] * n
+            )
+            headers: list[Any]
+            pairs = self._header_pairs
+            if pairs is not None:
+                convert, schema = self.header_converter.from_connect_header, self._header_schema
+                headers = [[(k, convert(topic, k, schema, v)) for k, v in p] if p else None for p in pairs]
+            else:
+                shared = columns.headers[0]
+                headers = [self._headers(topic, shared) if shared is not None else None] * n
+        except Exception:
+            return False  # the general loop converts them again, through the error handling
+        partitions = [-1 if p is None else p for p in columns.kafka_partition]
+        timestamps = [t or 0 for t in columns.timestamp]
+        if topic not in self._known_topics:
+            self._ensure_topic(topic)
+        producer, values, stopping = self.producer, self._values, self._stopping
+        produce = producer.produce
+        callback = acks.begin(records)[0] if acks is not None else None
+        offsets = records.source_offsets
+        k = 0
+        try:
+            while k < n:
+                first = k
+                try:
+                    # Positional, as in _send_plain: partition, callback, on_delivery, timestamp,
+                    # headers.
+                    if callback is not None:
+                        for k in range(first, n):  # on a full queue, k is the record to retry
+                            produce(
+                                topic,
+                                values[k],
+                                keys[k],
+                                partitions[k],
+                                partial(callback, k),
+                                None,
+                                timestamps[k],
+                                headers[k],
+                            )
+                    else:
+                        for k in range(first, n):
+                            produce(
+                                topic,
+                                values[k],
+                                keys[k],
+                                partitions[k],
+                                None,
+                                None,
+                                timestamps[k],
+                                headers[k],
+                            )
+                    k = n
+                except BufferError:
+                    # The producer's queue is full: serve callbacks and try this record again.
+                    producer.poll(0.05)
+                    self._raise_producer_error()
+                    if stopping.is_set():
+                        return True
+                except KafkaException as exc:
+                    raise ConnectException(f"failed to send a record to topic {topic}: {exc}") from exc
+        finally:
+            self._next = self._row = k
+            if k and acks is None:
+                offset = next((o for o in reversed(offsets[:k]) if o is not None), None)
+                self._flush_run(records.source_partition, offset)
             self.metrics.records_out += k
         return True
 
