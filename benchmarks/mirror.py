@@ -312,12 +312,13 @@ def main() -> int:
                 for r in range(args.rounds):
                     topic = f"bench-{r}"
                     fill(a, topic, n, args.size)
+                    time.sleep(1.0)
                     order = ("connector", "raw") if r % 2 == 0 else ("raw", "connector")
                     startup: dict[str, float] = {}
                     for which in order:
                         if which == "connector":
                             startup[which], seconds = connector_round(
-                                worker, a, b, marks, topic, n, args.tasks
+                                worker, a, b, marks, topic, n, args.tasks, args.connector_class
                             )
                             conn_s.append(seconds)
                         else:
