@@ -7,8 +7,12 @@ offset the worker stored for it, or by ``auto.offset.reset`` when none is stored
 values and headers stay bytes (``Schema.OPTIONAL_BYTES_SCHEMA``); the worker is meant to
 run ByteArrayConverter for all three, so the target receives the source's bytes.
 
-Each acknowledged record is handed to the offset-sync writer (``commit_record``), which
-writes ``OffsetSync`` records so that consumer groups can be translated later.
+Each poll returns the records of one source partition as a ``SourceRecordBatch``, columns
+with each record's own partition, timestamp and headers (the other partitions a fetch
+brought wait for the next polls): the worker sends those without making a record each,
+which ``benchmarks/mirror.py`` pays for. Each acknowledged record is handed to the
+offset-sync writer (``commit_records``, the batch form of ``commit_record``), which writes
+``OffsetSync`` records so that consumer groups can be translated later.
 
 A source cluster that does not answer makes ``poll`` raise ``RetriableException`` with
 backoff, saying which cluster and why; the consumer keeps its position, so nothing
@@ -19,7 +23,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from confluent_kafka import Consumer, KafkaError, KafkaException
@@ -27,11 +32,10 @@ from confluent_kafka import TopicPartition as KafkaPartition
 
 from connect.api import (
     ConnectException,
-    Header,
-    Headers,
     RetriableException,
     Schema,
     SourceRecord,
+    SourceRecordBatch,
     SourceTask,
 )
 from connect.api.retry import backoff_seconds
@@ -76,6 +80,8 @@ class MirrorSourceTask(SourceTask):
         self._source_partitions: dict[tuple[str, int], dict[str, Any]] = {}
         self._remote: dict[str, str] = {}
         self._poll_timeout_s = 1.0
+        # A fetch's records of other partitions than the one poll() returned, in order.
+        self._ready: deque[SourceRecordBatch] = deque()
 
     def version(self) -> str:
         return VERSION
@@ -133,7 +139,9 @@ class MirrorSourceTask(SourceTask):
 
     # -- the data path ------------------------------------------------------------------
 
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> Sequence[SourceRecord] | None:
+        if self._ready:
+            return None if self._stopping else self._ready.popleft()
         if not self._consumer_lock.acquire(blocking=False):
             return None  # stop() is closing the consumer
         try:
@@ -156,45 +164,49 @@ class MirrorSourceTask(SourceTask):
         finally:
             self._consumer_lock.release()
 
-    def _records(self, messages: list[Any]) -> list[SourceRecord] | None:
-        # The per-record hot path: local names, no per-record dicts but the offset.
-        records: list[SourceRecord] = []
-        append = records.append
-        partitions = self._source_partitions
-        remote = self._remote
+    def _records(self, messages: list[Any]) -> SourceRecordBatch | None:
+        """The messages as one batch per topic-partition, in order; returns the first and
+        keeps the others for the next polls."""
+        # The per-record hot path: the messages grouped by partition in one pass, each
+        # column made in one comprehension, no per-record objects but the offset map.
+        runs: dict[tuple[str, int], list[Any]] = {}
         for m in messages:
             error = m.error()
             if error is not None:
                 self._on_message_error(error)
                 continue
-            topic = m.topic()
-            partition = m.partition()
+            key = (m.topic(), m.partition())
+            run = runs.get(key)
+            if run is None:
+                run = runs[key] = []
+            run.append(m)
+        if not runs:
+            return None
+        if self._failures:
+            log.info("source cluster %r (%s) answers again", self._alias, self._bootstrap)
+        self._failures = 0
+        self._client_error = None
+        remote = self._remote
+        for (topic, partition), run in runs.items():
             target = remote.get(topic)
             if target is None:
                 target = remote[topic] = self._format(self._alias, topic)
-            ts = m.timestamp()[1]
-            raw_headers = m.headers()
-            append(
-                SourceRecord(
-                    partitions[topic, partition],
-                    {"offset": m.offset()},
+            self._ready.append(
+                SourceRecordBatch(
+                    self._source_partitions[topic, partition],
+                    [{"offset": m.offset()} for m in run],
                     target,
-                    partition,
                     _BYTES,
-                    m.key(),
-                    _BYTES,
-                    m.value(),
-                    ts if ts >= 0 else None,
-                    Headers([Header(k, v, _BYTES) for k, v in raw_headers]) if raw_headers else None,
+                    [m.value() for m in run],
+                    key_schema=_BYTES,
+                    keys=[m.key() for m in run],
+                    kafka_partition=partition,
+                    timestamps=[ts if ts >= 0 else None for _, ts in (m.timestamp() for m in run)],
+                    headers=[m.headers() for m in run],
+                    header_schema=_BYTES,
                 )
             )
-        if records:
-            if self._failures:
-                log.info("source cluster %r (%s) answers again", self._alias, self._bootstrap)
-            self._failures = 0
-            self._client_error = None
-            return records
-        return None
+        return self._ready.popleft()
 
     def commit_record(self, record: SourceRecord, metadata: RecordMetadata | None) -> None:
         writer = self._writer
@@ -204,6 +216,24 @@ class MirrorSourceTask(SourceTask):
         so = record.source_offset
         assert sp is not None and so is not None
         writer.acked(sp["topic"], sp["partition"], so["offset"], metadata.offset)
+
+    def commit_records(
+        self, records: Sequence[SourceRecord], metadata: Sequence[RecordMetadata | None]
+    ) -> None:
+        """``commit_record`` for each, reading a batch's columns (``benchmarks/mirror.py``)."""
+        writer = self._writer
+        if writer is None:
+            return
+        if not isinstance(records, SourceRecordBatch):
+            super().commit_records(records, metadata)
+            return
+        sp = records.source_partition
+        assert sp is not None
+        topic, partition, acked = sp["topic"], sp["partition"], writer.acked
+        for so, meta in zip(records.source_offsets, metadata, strict=True):
+            if meta is not None and meta.offset >= 0:  # else dropped, or no offset to sync
+                assert so is not None
+                acked(topic, partition, so["offset"], meta.offset)
 
     def commit(self) -> None:
         if self._writer is not None:
