@@ -900,6 +900,39 @@ def test_byte_array_converter() -> None:
     assert ByteArrayConverter.aliases == ("org.apache.kafka.connect.converters.ByteArrayConverter",)
 
 
+_BYTES_SCHEMAS = st.sampled_from(
+    [None, Schema.BYTES_SCHEMA, Schema.OPTIONAL_BYTES_SCHEMA, Schema.STRING_SCHEMA]
+)
+_BYTES_VALUES = st.one_of(
+    st.none(), st.binary(max_size=8), st.text(max_size=3), st.integers(), st.builds(bytearray)
+)
+
+
+@given(st.lists(st.tuples(_BYTES_SCHEMAS, _BYTES_VALUES), max_size=12))
+def test_byte_array_converter_batch_is_the_per_value_conversion(rows: list[tuple[Any, Any]]) -> None:
+    """The batch form (one check for a batch of bytes) answers as value-by-value conversion,
+    and raises where one value would."""
+    c = ByteArrayConverter()
+    schemas, values = [s for s, _ in rows], [v for _, v in rows]
+    try:
+        expected: list[Any] | None = [c.from_connect_data("t", s, v) for s, v in rows]
+    except DataException:
+        expected = None
+    if expected is None:
+        with pytest.raises(DataException):
+            c.from_connect_batch("t", schemas, values)
+    else:
+        assert c.from_connect_batch("t", schemas, values) == expected
+    for schema, value in rows:
+        try:
+            want = c.from_connect_data("t", schema, value)
+        except DataException:
+            with pytest.raises(DataException):
+                c.from_connect_header("t", "h", schema, value)
+        else:
+            assert c.from_connect_header("t", "h", schema, value) == want
+
+
 # -- number converters -------------------------------------------------------------------------------------
 
 
