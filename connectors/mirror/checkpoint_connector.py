@@ -21,7 +21,7 @@ import logging
 import threading
 from typing import Any, ClassVar
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
 from connect.api import ConnectException, SourceConnector
@@ -34,6 +34,7 @@ from connectors.mirror.checkpoint_task import (
     MirrorCheckpointTask,
 )
 from connectors.mirror.config import MirrorCheckpointConfig
+from connectors.mirror.group_clients import GroupClients
 from connectors.mirror.internal_topics import create_compacted_topic_until_done
 from connectors.mirror.topics import ClusterAdmin
 
@@ -136,14 +137,26 @@ class MirrorCheckpointConnector(SourceConnector):
             source_admin = AdminClient(
                 config.client_config("source", "admin", label="checkpoint-source-admin")
             )
+            source_groups = GroupClients(
+                config.client_config("source", "consumer", label="checkpoint-source-groups"),
+                self._timeout_s,
+            )
         except ConnectException as exc:
             self.context.raise_error(exc)
             return
+        try:
+            self._refresh_groups(config, source_admin, source_groups)
+        finally:
+            source_groups.close()
+
+    def _refresh_groups(
+        self, config: MirrorCheckpointConfig, source_admin: AdminClient, source_groups: GroupClients
+    ) -> None:
         refresh = config.refresh_groups_interval()
         attempt = 0
         while not self._stopping.is_set():
             try:
-                groups = self.find_consumer_groups(source_admin)
+                groups = self.find_consumer_groups(source_admin, source_groups)
             except (KafkaException, TimeoutError) as exc:
                 wait = min(backoff_seconds(attempt, 500), 30.0)
                 attempt += 1
@@ -180,20 +193,19 @@ class MirrorCheckpointConnector(SourceConnector):
             return
         self.context.request_task_reconfiguration()
 
-    def find_consumer_groups(self, admin: AdminClient) -> set[str]:
+    def find_consumer_groups(self, admin: AdminClient, groups: GroupClients) -> set[str]:
         """The source's groups to checkpoint: accepted by the group filter, with offsets for
-        at least one topic the topic filter accepts."""
+        at least one topic the topic filter accepts (read through a consumer of each group,
+        not the admin client: see group_clients)."""
         listed: Any = admin.list_consumer_groups(request_timeout=self._timeout_s).result(self._timeout_s)
         candidates = sorted(
             g.group_id for g in listed.valid if self._group_filter.should_replicate_group(g.group_id)
         )
         found = set()
         for group in candidates:
-            request = [ConsumerGroupTopicPartitions(group)]
-            future = admin.list_consumer_group_offsets(request, request_timeout=self._timeout_s)[group]
-            offsets = future.result(self._timeout_s)
-            if any(
-                self._topic_filter.should_replicate_topic(tp.topic) for tp in offsets.topic_partitions or []
-            ):
-                found.add(group)
+            try:
+                if groups.committed(group, self._topic_filter.should_replicate_topic):
+                    found.add(group)
+            finally:
+                groups.forget([group])  # a consumer per group of the whole cluster is too many to keep
         return found

@@ -24,13 +24,22 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, Message
+from confluent_kafka import KafkaException, Message
 from confluent_kafka.admin import AdminClient
 
-from connect.api import ConnectException, DataException, Schema, SourceRecord, SourceTask, TopicPartition
+from connect.api import (
+    ConnectException,
+    DataException,
+    RetriableException,
+    Schema,
+    SourceRecord,
+    SourceTask,
+    TopicPartition,
+)
 from connectors.mirror.checkpoint_store import CheckpointStore
 from connectors.mirror.config import MirrorCheckpointConfig, offset_syncs_cluster
 from connectors.mirror.formats import Checkpoint, OffsetSync
+from connectors.mirror.group_clients import GroupClients
 from connectors.mirror.group_offsets import sync_group_offsets
 from connectors.mirror.offset_sync_store import OffsetSyncStore
 from connectors.mirror.policy import ReplicationPolicy
@@ -64,6 +73,7 @@ class MirrorCheckpointTask(SourceTask):
         self._lock = threading.Lock()  # the sync store: filled by the reader, read by poll
         self._threads: list[threading.Thread] = []
         self._groups: list[str] = []
+        self._clients: list[GroupClients] = []  # closed by stop()
 
     def version(self) -> str:
         return VERSION
@@ -84,9 +94,15 @@ class MirrorCheckpointTask(SourceTask):
         self._emit_interval_s = config.emit_checkpoints_interval()
         self._sync_interval_s = config.sync_group_offsets_interval()
         self._admin_timeout_s = config.admin_timeout_ms / 1000
-        self._source_admin = AdminClient(
-            config.client_config("source", "admin", label="checkpoint-source-admin")
+        self._source_groups = GroupClients(
+            config.client_config("source", "consumer", label="checkpoint-source-groups"),
+            self._admin_timeout_s,
         )
+        self._target_groups = GroupClients(
+            config.client_config("target", "consumer", label="checkpoint-target-groups"),
+            self._admin_timeout_s,
+        )
+        self._clients = [self._source_groups, self._target_groups]
         self._target_admin = AdminClient(
             config.client_config("target", "admin", label="checkpoint-target-admin")
         )
@@ -115,6 +131,9 @@ class MirrorCheckpointTask(SourceTask):
         for thread in self._threads:
             if thread is not threading.current_thread():
                 thread.join(5)
+        # After a call under way (at most admin.timeout.ms): theirs are consumers too.
+        for clients in self._clients:
+            clients.close()
 
     # -- the stores, filled in the background ----------------------------------------------
 
@@ -216,38 +235,41 @@ class MirrorCheckpointTask(SourceTask):
         records: list[SourceRecord] = []
         if self._emit_interval_s is not None and now >= self._next_emit:
             self._next_emit = now + self._emit_interval_s
+            failed: list[BaseException] = []
             for group in self._groups:
                 if self._stopping.is_set():
                     return None
-                records.extend(self._records_for_group(group))
+                records.extend(self._records_for_group(group, failed))
+            if failed and len(failed) == len(self._groups):
+                # Not one group could be read: the source cluster does not answer. Raised
+                # (the worker retries and shows it in the task's status) until a round
+                # succeeds, since poll only returns once its next round is due.
+                raise RetriableException(
+                    f"source cluster {self._source!r} does not answer: the offsets of "
+                    f"{len(failed)} consumer group(s) could not be listed ({failed[-1]}); "
+                    f"checkpoints resume when it answers (next try in {self._emit_interval_s:.0f} s)"
+                )
         if self._sync_interval_s is not None and now >= self._next_sync:
             self._next_sync = now + self._sync_interval_s
             self._sync_group_offsets()
         return records or None
 
-    def _records_for_group(self, group: str) -> list[SourceRecord]:
+    def _records_for_group(self, group: str, failed: list[BaseException]) -> list[SourceRecord]:
         try:
             upstream = self._group_offsets(group)
         except (KafkaException, TimeoutError) as exc:
             log.error(
                 "cannot list the offsets of consumer group %s on cluster %s: %s", group, self._source, exc
             )
+            failed.append(exc)
             return []
         timestamp = int(time.time() * 1000)
         candidates = self.checkpoints_for_group(group, upstream)
         return [self._record(cp, timestamp) for cp in self._checkpoint_store.to_emit(group, candidates)]
 
     def _group_offsets(self, group: str) -> dict[TopicPartition, tuple[int, str]]:
-        request = [ConsumerGroupTopicPartitions(group)]
-        future = self._source_admin.list_consumer_group_offsets(
-            request, request_timeout=self._admin_timeout_s
-        )[group]
-        result = future.result(self._admin_timeout_s)
-        return {
-            TopicPartition(tp.topic, tp.partition): (int(tp.offset), tp.metadata or "")
-            for tp in result.topic_partitions or []
-            if tp.offset >= 0 and tp.error is None
-        }
+        # Through a consumer of the group, not the admin client: see group_clients.
+        return self._source_groups.committed(group, self._topic_filter.should_replicate_topic)
 
     def checkpoints_for_group(
         self, group: str, upstream: Mapping[TopicPartition, tuple[int, str]]
@@ -286,6 +308,7 @@ class MirrorCheckpointTask(SourceTask):
         try:
             sync_group_offsets(
                 self._target_admin,
+                self._target_groups,
                 self._checkpoint_store.downstream_offsets(),
                 target_alias=self._target,
                 timeout_s=self._admin_timeout_s,

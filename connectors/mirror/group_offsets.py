@@ -13,7 +13,9 @@ into a group nobody uses there, and only forward:
   here it is decided up front, and a group that gains members in between is still refused
   by the broker (UNKNOWN_MEMBER_ID), which is logged and skipped.
 
-``offsets_to_sync`` is the decision (pure); ``sync_group_offsets`` does it on an admin client.
+``offsets_to_sync`` is the decision (pure); ``sync_group_offsets`` does it: the groups'
+states from ListGroups, their offsets read and committed through ``GroupClients`` (why not
+through the admin client's group calls: see ``group_clients``).
 """
 
 from __future__ import annotations
@@ -21,13 +23,15 @@ from __future__ import annotations
 import enum
 import logging
 from collections.abc import Iterable, Mapping
+from typing import Any
 
-from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, KafkaException
+from confluent_kafka import ConsumerGroupState, KafkaException
 from confluent_kafka import TopicPartition as KafkaPartition
 from confluent_kafka.admin import AdminClient
 
 from connect.api import TopicPartition
 from connectors.mirror.formats import Checkpoint
+from connectors.mirror.group_clients import GroupClients
 
 log = logging.getLogger(__name__)
 
@@ -67,36 +71,20 @@ def offsets_to_sync(
     return out
 
 
-def describe_groups(admin: AdminClient, groups: Iterable[str], timeout_s: float) -> dict[str, TargetGroup]:
-    """Each group's state on the cluster of ``admin``; groups it could not describe are
-    ACTIVE (left alone)."""
-    wanted = list(groups)
+def group_states(admin: AdminClient, groups: Iterable[str], timeout_s: float) -> dict[str, TargetGroup]:
+    """Each group's state on the cluster of ``admin``, from ListGroups (a group it does not
+    list is absent). Raises KafkaException or TimeoutError when the cluster does not answer."""
+    wanted = set(groups)
     if not wanted:
         return {}
-    out = {}
-    futures = admin.describe_consumer_groups(wanted, request_timeout=timeout_s)
-    for group, future in futures.items():
-        try:
-            out[group] = target_group(future.result(timeout_s).state)
-        except (KafkaException, TimeoutError) as exc:
-            log.warning("cannot describe consumer group %s on the target: %s", group, exc)
-            out[group] = TargetGroup.ACTIVE
-    return out
-
-
-def committed_offsets(admin: AdminClient, group: str, timeout_s: float) -> dict[TopicPartition, int | None]:
-    """The committed offsets of ``group`` (None where there is none)."""
-    request = [ConsumerGroupTopicPartitions(group)]
-    future = admin.list_consumer_group_offsets(request, request_timeout=timeout_s)[group]
-    result = future.result(timeout_s)
-    return {
-        TopicPartition(tp.topic, tp.partition): (tp.offset if tp.offset >= 0 else None)
-        for tp in result.topic_partitions or []
-    }
+    listed: Any = admin.list_consumer_groups(request_timeout=timeout_s).result(timeout_s)
+    states = {g.group_id: target_group(g.state) for g in listed.valid if g.group_id in wanted}
+    return {g: states.get(g, TargetGroup.ABSENT) for g in sorted(wanted)}
 
 
 def sync_group_offsets(
     admin: AdminClient,
+    groups: GroupClients,
     checkpoints: Mapping[str, Mapping[TopicPartition, Checkpoint]],
     *,
     target_alias: str,
@@ -104,11 +92,14 @@ def sync_group_offsets(
 ) -> dict[str, dict[TopicPartition, int]]:
     """Commit each group's checkpoints into its namesake on the target where
     ``offsets_to_sync`` allows; returns what was committed, per group."""
-    states = describe_groups(admin, [g for g, cps in checkpoints.items() if cps], timeout_s)
+    states = group_states(admin, [g for g, cps in checkpoints.items() if cps], timeout_s)
     done: dict[str, dict[TopicPartition, int]] = {}
     for group, state in states.items():
         try:
-            current = committed_offsets(admin, group, timeout_s) if state is TargetGroup.IDLE else {}
+            current: dict[TopicPartition, int | None] = {}
+            if state is TargetGroup.IDLE:
+                topics = {tp.topic for tp in checkpoints[group]}
+                current = {tp: o for tp, (o, _) in groups.committed(group, topics.__contains__).items()}
         except (KafkaException, TimeoutError) as exc:
             log.warning("cannot read the offsets of group %s on cluster %s: %s", group, target_alias, exc)
             continue
@@ -119,15 +110,12 @@ def sync_group_offsets(
             KafkaPartition(tp.topic, tp.partition, cp.downstream_offset, metadata=cp.metadata)
             for tp, cp in sorted(chosen.items())
         ]
-        request = [ConsumerGroupTopicPartitions(group, partitions)]
         try:
-            future = admin.alter_consumer_group_offsets(request, request_timeout=timeout_s)[group]
-            result = future.result(timeout_s)
+            failed = groups.commit(group, partitions)
         except (KafkaException, TimeoutError) as exc:
-            # UNKNOWN_MEMBER_ID: consumers joined the group since it was described.
+            # UNKNOWN_MEMBER_ID: consumers joined the group since its state was listed.
             log.warning("cannot sync offsets of group %s on cluster %s: %s", group, target_alias, exc)
             continue
-        failed = [tp for tp in result.topic_partitions or [] if tp.error is not None]
         for tp in failed:
             log.warning(
                 "cannot sync offset of group %s for %s-%d on cluster %s: %s",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
@@ -22,6 +23,7 @@ from tests.connectors.mirror.checkpoint_support import (
     produce,
     write_offset_syncs,
 )
+from tests.connectors.mirror.source_support import clusters as source_clusters
 from tests.connectors.mirror.source_support import wait_until
 from tests.support import free_port
 
@@ -163,3 +165,40 @@ def test_an_unreachable_source_is_retried_not_fatal(
             "two retries",
         )
     assert clusters.worker.status("checkpoints")["connector"]["state"] == "RUNNING"
+
+
+def test_a_source_that_goes_away_shows_in_the_task_status_until_it_answers(tmp_path: Path) -> None:
+    """Cluster A stops under a running checkpoint task: the task stays RUNNING, its status
+    says that A does not answer (retried), and the note goes once A answers again."""
+    with source_clusters(tmp_path) as env:
+        a = env.a.bootstrap
+        create_topic(a, "orders", 1)
+        produce(a, "orders", [(0, None, b"x")] * 3)
+        commit(a, "app", {("orders", 0): 2})
+        config = {
+            "connector.class": CHECKPOINT,
+            "source.cluster.alias": "A",
+            "target.cluster.alias": "B",
+            "source.cluster.bootstrap.servers": a,
+            "target.cluster.bootstrap.servers": env.b,
+            "checkpoints.topic.replication.factor": "1",
+            "emit.checkpoints.interval.seconds": "1",
+            "refresh.groups.interval.seconds": "1",
+            "admin.timeout.ms": "1000",
+        }
+        env.worker.create_connector("checkpoints", config)
+        env.worker.wait_for_running("checkpoints", tasks=1)
+
+        def trace() -> str:
+            tasks = env.worker.status("checkpoints")["tasks"]
+            return str(tasks[0].get("trace") or "") if tasks else ""
+
+        env.a.stop()
+        try:
+            wait_until(
+                lambda: "source cluster 'A' does not answer" in trace(), "the retry in the task's status"
+            )
+            assert [t["state"] for t in env.worker.status("checkpoints")["tasks"]] == ["RUNNING"]
+        finally:
+            env.a.start()
+        wait_until(lambda: trace() == "", "the note to go once A answers")
