@@ -25,23 +25,22 @@ def free_port() -> int:
 class Worker:
     """A standalone worker process with its REST API on a free port."""
 
-    def __init__(self, work: Path, bootstrap: str) -> None:
+    def __init__(self, work: Path, bootstrap: str, settings: dict[str, str] | None = None) -> None:
+        """``settings`` are worker keys added to (or replacing) the defaults below."""
         self.port = free_port()
+        values = {
+            "bootstrap.servers": bootstrap,
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "offset.storage.file.filename": str(work / "offsets.json"),
+            "offset.flush.interval.ms": "10000",
+            "listeners": f"http://127.0.0.1:{self.port}",
+            **(settings or {}),
+        }
         props = work / "worker.properties"
-        props.write_text(
-            "\n".join(
-                [
-                    f"bootstrap.servers={bootstrap}",
-                    "key.converter=org.apache.kafka.connect.storage.StringConverter",
-                    "value.converter=org.apache.kafka.connect.storage.StringConverter",
-                    f"offset.storage.file.filename={work / 'offsets.json'}",
-                    "offset.flush.interval.ms=10000",
-                    f"listeners=http://127.0.0.1:{self.port}",
-                ]
-            )
-            + "\n"
-        )
-        self.log = open(work / "worker.log", "w")  # noqa: SIM115 - closed in stop()
+        props.write_text("".join(f"{k}={v}\n" for k, v in values.items()))
+        self.log_path = work / "worker.log"
+        self.log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "connect.standalone", str(props), "--log-level", "WARNING"],
             cwd=ROOT,
@@ -57,12 +56,18 @@ class Worker:
             except httpx.HTTPError:
                 pass
             time.sleep(0.1)
-        raise RuntimeError("worker did not start")
+        raise RuntimeError(f"worker did not start; see {self.log_path}")
 
     def create(self, name: str, config: dict[str, str]) -> None:
         r = httpx.put(f"{self.url}/connectors/{name}/config", json={**config, "name": name}, timeout=60)
         if r.status_code not in (200, 201):
             raise RuntimeError(f"creating {name}: {r.status_code} {r.text}")
+
+    def status(self, name: str) -> str:
+        try:
+            return httpx.get(f"{self.url}/connectors/{name}/status", timeout=10).text
+        except httpx.HTTPError as exc:
+            return str(exc)
 
     def delete(self, name: str) -> None:
         httpx.delete(f"{self.url}/connectors/{name}", timeout=60)

@@ -36,12 +36,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import httpx
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]  # re-exported untyped
 
 from benchmarks._common import ROOT, broker_process
-from benchmarks._worker import free_port
+from benchmarks._worker import Worker
 
 PARTITIONS = 3
 BATCH = 500  # Kafka's max.poll.records default, which MirrorSourceTask uses too
@@ -53,67 +52,6 @@ WORKER_PRODUCER = {"acks": "all", "enable.idempotence": True, "linger.ms": 5}
 
 def rate(n: int, seconds: float) -> str:
     return f"{n / seconds:>10,.0f} records/s ({seconds:.2f} s)"
-
-
-class MirrorWorker:
-    """A standalone worker process on B with ByteArrayConverter for keys, values, headers."""
-
-    def __init__(self, work: Path, bootstrap: str) -> None:
-        self.url = f"http://127.0.0.1:{free_port()}"
-        props = work / "worker.properties"
-        props.write_text(
-            "\n".join(
-                [
-                    f"bootstrap.servers={bootstrap}",
-                    f"key.converter={BYTES}",
-                    f"value.converter={BYTES}",
-                    f"header.converter={BYTES}",
-                    f"offset.storage.file.filename={work / 'offsets.json'}",
-                    "offset.flush.interval.ms=10000",
-                    f"listeners={self.url}",
-                ]
-            )
-            + "\n"
-        )
-        self.log_path = work / "worker.log"
-        self.log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "connect.standalone", str(props), "--log-level", "WARNING"],
-            cwd=ROOT,
-            stdout=subprocess.DEVNULL,
-            stderr=self.log,
-        )
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                if httpx.get(self.url + "/health", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"worker did not start; see {self.log_path}")
-
-    def create(self, name: str, config: dict[str, str]) -> None:
-        r = httpx.put(f"{self.url}/connectors/{name}/config", json={**config, "name": name}, timeout=60)
-        if r.status_code not in (200, 201):
-            raise RuntimeError(f"creating {name}: {r.status_code} {r.text}")
-
-    def status(self, name: str) -> str:
-        try:
-            return httpx.get(f"{self.url}/connectors/{name}/status", timeout=10).text
-        except httpx.HTTPError as exc:
-            return str(exc)
-
-    def delete(self, name: str) -> None:
-        httpx.delete(f"{self.url}/connectors/{name}", timeout=60)
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        self.log.close()
 
 
 class Watermarks:
@@ -194,7 +132,7 @@ def fill(bootstrap: str, topic: str, n: int, size: int) -> None:
 
 
 def connector_round(
-    worker: MirrorWorker,
+    worker: Worker,
     a: str,
     b: str,
     marks: Watermarks,
@@ -306,7 +244,7 @@ def main() -> int:
             broker_process(data_dir=str(work / "a")) as (a, _),
             broker_process(data_dir=str(work / "b")) as (b, _),
         ):
-            worker = MirrorWorker(work, b)
+            worker = Worker(work, b, {f"{kind}.converter": BYTES for kind in ("key", "value", "header")})
             marks = Watermarks(b)
             try:
                 for r in range(args.rounds):
