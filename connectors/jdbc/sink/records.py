@@ -102,6 +102,9 @@ class ColumnDef:
 
 
 Extract = Callable[[SinkRecord, Struct | None], list[Any]]
+#: A run's values column by column (plan order), from its records and their rows (one value
+#: schema, one key schema); None when a record's key is not what the plan takes.
+ExtractColumns = Callable[[Sequence[SinkRecord], Sequence[Struct]], list[Sequence[Any]] | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +116,9 @@ class FieldsPlan:
     value_columns: tuple[ColumnDef, ...]
     extract: Extract
     extract_key: Extract
+    #: ``extract`` of a run of rows to write, as columns: what ``binding`` makes a run's
+    #: parameters from with no Python call per record.
+    extract_columns: ExtractColumns
 
     @property
     def columns(self) -> tuple[ColumnDef, ...]:
@@ -210,6 +216,14 @@ def plan_fields(
     get_all = _getter(key_indexes + indexes)
     get_keys = _getter(key_indexes)
 
+    row_indexes = key_indexes + indexes
+
+    def row_columns(structs: Sequence[Struct]) -> list[Sequence[Any]]:
+        if not row_indexes or values_of is None:
+            return []
+        everything = list(zip(*[values_of(s) for s in structs], strict=True))
+        return [everything[i] for i in row_indexes]
+
     if key_part is None:
 
         def extract(record: SinkRecord, struct: Struct | None) -> list[Any]:
@@ -222,7 +236,10 @@ def plan_fields(
                 raise DataException("no value to take the primary key from")
             return get_keys(values_of(struct))
 
-        return FieldsPlan(table, tuple(key_defs), tuple(value_defs), extract, extract_key)
+        def extract_columns(records: Sequence[SinkRecord], structs: Sequence[Struct]) -> list[Sequence[Any]]:
+            return row_columns(structs)
+
+        return FieldsPlan(table, tuple(key_defs), tuple(value_defs), extract, extract_key, extract_columns)
 
     keys_of = key_part
 
@@ -232,7 +249,46 @@ def plan_fields(
             keys += get_all(values_of(struct))
         return keys
 
-    return FieldsPlan(table, tuple(key_defs), tuple(value_defs), extract_with_key, keys_of)
+    key_columns_of = _key_columns(mode, key_schema, len(key_defs), settings)
+
+    def extract_columns_with_key(
+        records: Sequence[SinkRecord], structs: Sequence[Struct]
+    ) -> list[Sequence[Any]] | None:
+        keys = key_columns_of(records)
+        if keys is None:
+            return None
+        return keys + row_columns(structs)
+
+    return FieldsPlan(
+        table, tuple(key_defs), tuple(value_defs), extract_with_key, keys_of, extract_columns_with_key
+    )
+
+
+def _key_columns(
+    mode: str, key_schema: Schema | None, count: int, settings: SinkSettings
+) -> Callable[[Sequence[SinkRecord]], list[Sequence[Any]] | None]:
+    """The key columns of a run of records (``pk.mode`` kafka or record_key), as
+    ``_kafka_coordinates`` or ``_record_key``'s extract give them record by record."""
+    if mode == "kafka":
+        return lambda records: [
+            [r.topic for r in records],
+            [r.kafka_partition for r in records],
+            [r.kafka_offset for r in records],
+        ]
+    assert key_schema is not None  # _record_key refused a record_key plan without one
+    if key_schema.type is not Type.STRUCT:
+        return lambda records: [[r.key for r in records]]
+    wanted = settings.pk_fields or tuple(f.name for f in key_schema.fields)
+    indexes = [f.index for f in (key_schema.field(n) for n in wanted) if f is not None]
+
+    def from_structs(records: Sequence[SinkRecord]) -> list[Sequence[Any]] | None:
+        keys = [r.key for r in records]
+        if any(k.__class__ is not Struct for k in keys):
+            return None  # record by record: it says which
+        everything = list(zip(*[k.values() for k in keys], strict=True))
+        return [everything[i] for i in indexes]
+
+    return from_structs
 
 
 def _kafka_coordinates(record: SinkRecord, struct: Struct | None) -> list[Any]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
+from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -235,21 +236,76 @@ class Writer:
         """``records`` as runs of statement parameters, bad records reported; None when
         there is nothing to write. Creates and evolves tables as needed."""
         settings = self.settings
-        written = self._written
-        debezium = settings.debezium
-        exactly_once = settings.exactly_once
-        if exactly_once:
-            self._offsets_table()  # created in a transaction of its own, before the batch's
-        runs: list[Run] = []
         ends: dict[TopicPartition, int] = {}
-        run = Run(None)
+        if settings.exactly_once:
+            self._offsets_table()  # created in a transaction of its own, before the batch's
+            records = self._unwritten(records, ends)
+        runs: list[Run] = []
+        if settings.debezium or settings.source_placeholders:
+            self._prepare_records(records, runs)
+        else:
+            self._prepare_rows(records, runs)
+        if not runs and not ends:
+            return None
+        return Prepared(runs, ends)
+
+    def _unwritten(self, records: Sequence[SinkRecord], ends: dict[TopicPartition, int]) -> list[SinkRecord]:
+        """``records`` less those committed with their rows already (a redelivery); ``ends``
+        gets the next offset of each partition."""
+        written = self._written
+        kept = []
+        for record in records:
+            tp = record.topic_partition
+            if record.kafka_offset < written.get(tp, -1):
+                continue
+            ends[tp] = record.kafka_offset + 1
+            kept.append(record)
+        return kept
+
+    def _prepare_rows(self, records: Sequence[SinkRecord], runs: list[Run]) -> None:
+        """Confluent's records: consecutive Struct values of one topic, key schema and value
+        schema (a poll's records mostly are) become their run's parameters in one
+        ``Bound.rows`` call; anything else, or a group holding a bad record, goes record by
+        record (``_prepare_records``), which reports the bad ones."""
+        values = [r.value for r in records]
+        # Kinds compared by identity (the converters share a schema object per schema), as
+        # _bind does: equal schemas that are distinct objects only make shorter groups.
+        kinds = zip(
+            [id(v.schema) if v.__class__ is Struct else None for v in values],
+            [id(r.key_schema) for r in records],
+            [r.topic for r in records],
+            strict=True,
+        )
+        start = 0
+        for (schema_id, _, _), group in groupby(kinds):
+            end = start + len(list(group))
+            some, structs = records[start:end], values[start:end]
+            start = end
+            if schema_id is None:
+                self._prepare_records(some, runs)
+                continue
+            try:
+                bound = self._bind(some[0], WRITE, structs[0])
+                rows = bound.rows(some, structs) if bound is not None else None
+            except DataException:
+                rows = None
+            if rows is None:
+                self._prepare_records(some, runs)  # reports the bad, or skips what has no table
+                continue
+            run = runs[-1] if runs else None
+            if run is None or run.bound is not bound:
+                run = Run(bound)
+                runs.append(run)
+            run.records.extend(some)
+            run.params.extend(rows)
+
+    def _prepare_records(self, records: Sequence[SinkRecord], runs: list[Run]) -> None:
+        """``records`` one by one into ``runs`` (continuing the last one)."""
+        settings = self.settings
+        debezium = settings.debezium
+        run = runs[-1] if runs else Run(None)
         bind, bad = self._bind, self._bad
         for record in records:
-            if exactly_once:
-                tp = record.topic_partition
-                if record.kafka_offset < written.get(tp, -1):
-                    continue  # committed with its row already: a redelivery
-                ends[tp] = record.kafka_offset + 1
             struct: Struct | None
             try:
                 value = record.value
@@ -278,9 +334,6 @@ class Writer:
                 runs.append(run)
             run.records.append(record)
             run.params.append(params)
-        if not runs and not ends:
-            return None
-        return Prepared(runs, ends)
 
     def commit(self, prepared: Prepared) -> None:
         """Execute ``prepared`` in one transaction (with its offsets when exactly once); a
