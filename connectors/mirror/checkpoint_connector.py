@@ -26,6 +26,7 @@ from confluent_kafka.admin import AdminClient
 
 from connect.api import ConnectException, SourceConnector
 from connect.api.config import ConfigModel
+from connect.api.kafka_groups import GroupClients
 from connect.api.retry import backoff_seconds
 from connect.api.task import Task
 from connectors.mirror.checkpoint_task import (
@@ -34,7 +35,6 @@ from connectors.mirror.checkpoint_task import (
     MirrorCheckpointTask,
 )
 from connectors.mirror.config import MirrorCheckpointConfig
-from connectors.mirror.group_clients import GroupClients
 from connectors.mirror.internal_topics import create_compacted_topic_until_done
 from connectors.mirror.topics import ClusterAdmin
 
@@ -196,7 +196,7 @@ class MirrorCheckpointConnector(SourceConnector):
     def find_consumer_groups(self, admin: AdminClient, groups: GroupClients) -> set[str]:
         """The source's groups to checkpoint: accepted by the group filter, with offsets for
         at least one topic the topic filter accepts (read through a consumer of each group,
-        not the admin client: see group_clients)."""
+        not the admin client: see connect.api.kafka_groups)."""
         listed: Any = admin.list_consumer_groups(request_timeout=self._timeout_s).result(self._timeout_s)
         candidates = sorted(
             g.group_id for g in listed.valid if self._group_filter.should_replicate_group(g.group_id)

@@ -36,10 +36,10 @@ from connect.api import (
     SourceTask,
     TopicPartition,
 )
+from connect.api.kafka_groups import GroupClients
 from connectors.mirror.checkpoint_store import CheckpointStore
 from connectors.mirror.config import MirrorCheckpointConfig, offset_syncs_cluster
 from connectors.mirror.formats import Checkpoint, OffsetSync
-from connectors.mirror.group_clients import GroupClients
 from connectors.mirror.group_offsets import sync_group_offsets
 from connectors.mirror.offset_sync_store import OffsetSyncStore
 from connectors.mirror.policy import ReplicationPolicy
@@ -268,7 +268,7 @@ class MirrorCheckpointTask(SourceTask):
         return [self._record(cp, timestamp) for cp in self._checkpoint_store.to_emit(group, candidates)]
 
     def _group_offsets(self, group: str) -> dict[TopicPartition, tuple[int, str]]:
-        # Through a consumer of the group, not the admin client: see group_clients.
+        # Through a consumer of the group, not the admin client: see connect.api.kafka_groups.
         return self._source_groups.committed(group, self._topic_filter.should_replicate_topic)
 
     def checkpoints_for_group(

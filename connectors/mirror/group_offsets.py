@@ -15,7 +15,7 @@ into a group nobody uses there, and only forward:
 
 ``offsets_to_sync`` is the decision (pure); ``sync_group_offsets`` does it: the groups'
 states from ListGroups, their offsets read and committed through ``GroupClients`` (why not
-through the admin client's group calls: see ``group_clients``).
+through the admin client's group calls: see ``connect.api.kafka_groups``).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from confluent_kafka import TopicPartition as KafkaPartition
 from confluent_kafka.admin import AdminClient
 
 from connect.api import TopicPartition
+from connect.api.kafka_groups import GroupClients
 from connectors.mirror.formats import Checkpoint
-from connectors.mirror.group_clients import GroupClients
 
 log = logging.getLogger(__name__)
 
