@@ -2,9 +2,11 @@
 for standalone and distributed herders.
 
 Source offsets live in the worker's offset store (a file, or the offsets topic); sink
-offsets are the consumer group ``connect-<name>``, read and changed with the admin
-client. Changes are allowed only while the connector is STOPPED with no tasks, and
-the connector's ``alter_offsets`` sees them first, as in Kafka.
+offsets are the consumer group ``connect-<name>``, read and changed through a consumer of
+the group (``connect.api.kafka_groups``: the admin client's group calls can abort the
+worker when a broker restarts), and deleted with DeleteGroups. Changes are allowed only
+while the connector is STOPPED with no tasks, and the connector's ``alter_offsets`` sees
+them first, as in Kafka.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from confluent_kafka.admin import AdminClient
 
 from connect.api.connector import SinkConnector, SourceConnector
 from connect.api.errors import ConnectException
+from connect.api.kafka_groups import GroupClients, list_groups
 from connect.api.records import TopicPartition
 from connect.herder.base import NOT_STOPPED, Herder, bad_request
 from connect.runtime import clients
@@ -34,13 +37,18 @@ class OffsetsEndpoints(Herder):
     def _is_sink(self, config: Mapping[str, str]) -> bool:
         return issubclass(self.plugins.connector_class(config["connector.class"]), SinkConnector)
 
-    def _admin(self) -> AdminClient:
+    def _admin_settings(self) -> dict[str, Any]:
         cfg = self.worker.config
-        return AdminClient(
-            clients.admin_config(
-                cfg.bootstrap_servers, "connect-offsets-admin", cfg.client_settings("admin.")
-            )
+        return clients.admin_config(
+            cfg.bootstrap_servers, "connect-offsets-admin", cfg.client_settings("admin.")
         )
+
+    def _groups(self, settings: Mapping[str, Any]) -> GroupClients:
+        # The group's offsets go through a consumer of the group, never the admin client's
+        # coordinator-bound calls, which abort the worker when a broker restarts under
+        # them (see connect.api.kafka_groups). Settings are the admin client's, as in
+        # Kafka Connect, which does this with an admin client.
+        return GroupClients(settings, _timeout_s(settings))
 
     async def connector_offsets(self, name: str) -> list[dict[str, Any]]:
         config = await self.connector_config(name)
@@ -50,23 +58,18 @@ class OffsetsEndpoints(Herder):
         return [{"partition": p, "offset": o} for p, o in reader.all()]
 
     def _sink_offsets(self, name: str) -> list[dict[str, Any]]:
-        from confluent_kafka import ConsumerGroupTopicPartitions
-
         group = f"connect-{name}"
-        admin = self._admin()
         try:
-            result = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(
-                30
-            )
-        except KafkaException as exc:
-            raise ConnectException(f"cannot read the offsets of consumer group {group}: {exc}") from exc
+            with self._groups(self._admin_settings()) as groups:
+                committed = groups.committed(group, lambda _topic: True)
+        except (KafkaException, TimeoutError) as exc:
+            raise ConnectException(f"cannot read the offsets of consumer group {group}: {_why(exc)}") from exc
         return [
             {
                 "partition": {"kafka_topic": tp.topic, "kafka_partition": tp.partition},
-                "offset": {"kafka_offset": tp.offset},
+                "offset": {"kafka_offset": offset},
             }
-            for tp in sorted(result.topic_partitions, key=lambda p: (p.topic, p.partition))
-            if tp.offset >= 0
+            for tp, (offset, _) in sorted(committed.items())
         ]
 
     def _require_stopped(self, name: str) -> None:
@@ -107,41 +110,31 @@ class OffsetsEndpoints(Herder):
         )
 
     def _alter_sink_offsets(self, name: str, offsets: Mapping[TopicPartition, int | None]) -> None:
-        from confluent_kafka import ConsumerGroupTopicPartitions
-
         group = f"connect-{name}"
-        admin = self._admin()
+        settings = self._admin_settings()
         try:
-            resets = {tp for tp, o in offsets.items() if o is None}
-            if resets:
-                # No OffsetDelete in the client: drop the group and commit back what stays.
-                current = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[
-                    group
-                ].result(30)
-                keep = [
-                    KafkaTopicPartition(p.topic, p.partition, p.offset)
-                    for p in current.topic_partitions
-                    if p.offset >= 0 and TopicPartition(p.topic, p.partition) not in resets
-                ]
-                fut = admin.delete_consumer_groups([group])[group]
-                try:
-                    fut.result(30)
-                except KafkaException as exc:
-                    if "GROUP_ID_NOT_FOUND" not in str(exc):
-                        raise
-                if keep:
-                    admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, keep)])[
-                        group
-                    ].result(30)
-            updates = [
-                KafkaTopicPartition(tp.topic, tp.partition, o) for tp, o in offsets.items() if o is not None
-            ]
-            if updates:
-                admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, updates)])[
-                    group
-                ].result(30)
-        except KafkaException as exc:
-            raise ConnectException(f"cannot alter the offsets of consumer group {group}: {exc}") from exc
+            with self._groups(settings) as groups:
+                commits = {tp: o for tp, o in offsets.items() if o is not None}
+                resets = {tp for tp, o in offsets.items() if o is None}
+                if resets:
+                    # No OffsetDelete in the client: drop the group and commit back what stays.
+                    kept = groups.committed(group, lambda _topic: True)
+                    _delete_group(AdminClient(settings), group, _timeout_s(settings))
+                    commits = {
+                        **{tp: o for tp, (o, _) in kept.items() if tp not in resets},
+                        **commits,
+                    }
+                failed = groups.commit(
+                    group,
+                    [KafkaTopicPartition(tp.topic, tp.partition, o) for tp, o in sorted(commits.items())],
+                )
+        except (KafkaException, TimeoutError) as exc:
+            raise ConnectException(
+                f"cannot alter the offsets of consumer group {group}: {_why(exc)}"
+            ) from exc
+        if failed:
+            refused = ", ".join(f"{tp.topic}-{tp.partition}: {tp.error}" for tp in failed)
+            raise ConnectException(f"cannot alter the offsets of consumer group {group}: {refused}")
 
     async def reset_offsets(self, name: str) -> str:
         config = await self.connector_config(name)
@@ -162,12 +155,45 @@ class OffsetsEndpoints(Herder):
 
     def _reset_sink_offsets(self, name: str) -> None:
         group = f"connect-{name}"
+        settings = self._admin_settings()
         try:
-            admin = self._admin()  # the client must outlive its future
-            admin.delete_consumer_groups([group])[group].result(30)
-        except KafkaException as exc:
-            if "GROUP_ID_NOT_FOUND" not in str(exc):
-                raise ConnectException(f"cannot reset consumer group {group}: {exc}") from exc
+            _delete_group(AdminClient(settings), group, _timeout_s(settings))
+        except (KafkaException, TimeoutError) as exc:
+            raise ConnectException(f"cannot reset consumer group {group}: {_why(exc)}") from exc
+
+
+def _timeout_s(settings: Mapping[str, Any]) -> float:
+    """How long a group call may wait: the admin client's ``request.timeout.ms``
+    (Kafka's default, 30 s)."""
+    return float(settings.get("request.timeout.ms", 30_000)) / 1000
+
+
+def _delete_group(admin: AdminClient, group: str, timeout_s: float) -> None:
+    """DeleteGroups for ``group``, if the cluster lists it.
+
+    DeleteGroups is the one group call with no consumer equivalent, and a coordinator-bound
+    admin request: a broker connection dropping while it is in flight can abort the whole
+    worker (librdkafka#4605, see connect.api.kafka_groups; it showed when requests timed
+    out against a stopped broker). So it is sent only right after a ListGroups round trip
+    (not coordinator-bound) showed the cluster answering and the group there, never to a
+    cluster that is not answering. The risk left: the broker going away during the
+    DeleteGroups round trip itself (FindCoordinator, then the request: milliseconds on a
+    broker that just answered), in an operator's DELETE, or PATCH with null offsets, of a
+    stopped sink's offsets; rare and never polled, unlike the reads.
+    """
+    if group not in list_groups(admin, timeout_s):
+        return  # nothing to delete (Kafka Connect answers the same either way)
+    try:
+        admin.delete_consumer_groups([group], request_timeout=timeout_s)[group].result(timeout_s)
+    except KafkaException as exc:
+        if "GROUP_ID_NOT_FOUND" not in str(exc):
+            raise
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError) or not exc.args:
+        return "no answer from the cluster"
+    return str(exc.args[0])
 
 
 def _parse_sink_offsets(offsets: list[dict[str, Any]]) -> dict[TopicPartition, int | None]:

@@ -8,7 +8,8 @@ offsets and the consumer groups reading them (Kafka Connect's API has no topic e
 Everything goes through the Kafka protocol with an admin client built like the worker's
 own: its ``security.*``/``ssl.*``/``sasl.*`` settings, then its ``admin.``-prefixed keys,
 so it reaches the same cluster the same way (Apache Kafka just as well as the embedded
-broker). The client calls block, so they run off the event loop. Errors use Kafka
+broker). Group offsets are read by a consumer of each group with the same settings (see
+``connect.api.kafka_groups``). The client calls block, so they run off the event loop. Errors use Kafka
 Connect's body, ``{"error_code": 404, "message": "..."}`` for an unknown topic.
 """
 
@@ -18,12 +19,14 @@ from collections.abc import Mapping
 from concurrent.futures import Future
 from typing import Any
 
-from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
+from confluent_kafka import ConsumerGroupState, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]  # re-exported untyped
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from connect.api.errors import ConnectException, NotFoundException
+from connect.api.kafka_groups import committed_of_groups, list_groups
+from connect.api.records import TopicPartition as GroupPartition
 from connect.herder.base import Herder
 from connect.runtime import clients
 from connect.runtime.config import WorkerConfig
@@ -105,10 +108,12 @@ def admin_settings(config: WorkerConfig) -> dict[str, Any]:
 
 
 class TopicReader:
-    """Blocking reads of topic metadata, offsets and group offsets through one admin client."""
+    """Blocking reads of topic metadata and offsets through one admin client, and of
+    group offsets through a consumer of each group."""
 
     def __init__(self, settings: Mapping[str, Any], timeout_s: float = 30.0) -> None:
-        self._admin = AdminClient(dict(settings))
+        self._settings = dict(settings)
+        self._admin = AdminClient(self._settings)
         self._timeout = timeout_s
         self._where = str(settings.get("bootstrap.servers", ""))
 
@@ -127,16 +132,6 @@ class TopicReader:
         return TopicDetail(**summary.model_dump(), consumer_groups=groups)
 
     # -- the admin calls ------------------------------------------------------------------
-
-    def _result(self, future: Future[Any], what: str) -> Any:
-        try:
-            return future.result(self._timeout)
-        except KafkaException as exc:
-            raise ConnectException(f"cannot {what} on {self._where}: {exc.args[0]}") from exc
-        except TimeoutError as exc:
-            raise ConnectException(
-                f"cannot {what} on {self._where}: no answer in {self._timeout:g} s"
-            ) from exc
 
     def _partitions(self) -> dict[str, list[int]]:
         # All topics, never one by name: a metadata request naming a missing topic may
@@ -180,28 +175,34 @@ class TopicReader:
     def _groups(
         self, topic: str, partitions: list[int], offsets: Mapping[tuple[str, int], PartitionOffsets]
     ) -> list[GroupLag]:
-        listed = self._result(self._admin.list_consumer_groups(request_timeout=self._timeout), "list groups")
-        requests = {
-            g.group_id: self._admin.list_consumer_group_offsets(
-                [ConsumerGroupTopicPartitions(g.group_id, [TopicPartition(topic, p) for p in partitions])],
-                request_timeout=self._timeout,
-            )[g.group_id]
-            for g in listed.valid
-        }
-        states = {g.group_id: _GROUP_STATES.get(g.state, str(g.state)) for g in listed.valid}
+        try:
+            listed = list_groups(self._admin, self._timeout)
+        except (KafkaException, TimeoutError) as exc:
+            raise _unanswered(f"list groups on {self._where}", exc, self._timeout) from exc
+        # A consumer of each group reads its offsets, never the admin client's OffsetFetch:
+        # that one can abort the worker when a broker restarts under it, and the console
+        # polls this (connect.api.kafka_groups).
+        asked = [GroupPartition(topic, p) for p in partitions]
+        try:
+            found = committed_of_groups(self._settings, sorted(listed), asked, self._timeout)
+        except (KafkaException, TimeoutError) as exc:
+            raise _unanswered(f"read the offsets of the groups on {self._where}", exc, self._timeout) from exc
         out: list[GroupLag] = []
-        for group_id, future in sorted(requests.items()):
-            committed = {
-                tp.partition: tp.offset
-                for tp in self._result(future, f"read the offsets of group {group_id}").topic_partitions
-                if tp.topic == topic and tp.offset != _NO_OFFSET and tp.error is None
-            }
+        for group_id, state in sorted(listed.items()):
+            committed = {tp.partition: o for tp, (o, _) in found[group_id].items()}
             if not committed:
                 continue  # a group that reads other topics, or a Connect workers' group
             rows = [_lag(p, committed.get(p), offsets[(topic, p)].latest_offset) for p in partitions]
             total = sum(r.lag for r in rows if r.lag is not None)
-            out.append(GroupLag(group_id=group_id, state=states[group_id], lag=total, partitions=rows))
+            name = _GROUP_STATES.get(state, str(state))
+            out.append(GroupLag(group_id=group_id, state=name, lag=total, partitions=rows))
         return out
+
+
+def _unanswered(what: str, exc: BaseException, timeout_s: float) -> ConnectException:
+    if isinstance(exc, TimeoutError) or not exc.args:
+        return ConnectException(f"cannot {what}: no answer in {timeout_s:g} s")
+    return ConnectException(f"cannot {what}: {exc.args[0]}")
 
 
 def _topic(
@@ -226,7 +227,9 @@ def router(herder: Herder) -> APIRouter:
     def make() -> TopicReader:
         # A client per request: the routes are read now and then, and a client kept open
         # would outlive the worker (the REST server runs without lifespan events).
-        return TopicReader(admin_settings(herder.worker.config))
+        settings = admin_settings(herder.worker.config)
+        # The admin client's request.timeout.ms (Kafka's default, 30 s) bounds each call.
+        return TopicReader(settings, float(settings.get("request.timeout.ms", 30_000)) / 1000)
 
     api = APIRouter(prefix="/sluiceway", tags=["Sluiceway extensions"])
 
