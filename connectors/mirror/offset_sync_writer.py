@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from confluent_kafka import KafkaError, Message, Producer
@@ -59,6 +59,25 @@ class OffsetSyncWriter:
                 return
             self._pending[topic, partition] = sync
             self._fire()
+
+    def acked_many(
+        self, topic: str, partition: int, upstreams: Sequence[int], downstreams: Sequence[int]
+    ) -> None:
+        """``acked`` for each pair in order; a negative downstream offset (no metadata) is
+        skipped, as the task skips such a record."""
+        if min(downstreams, default=0) < 0:
+            kept = [(u, d) for u, d in zip(upstreams, downstreams, strict=True) if d >= 0]
+            upstreams, downstreams = [u for u, _ in kept], [d for _, d in kept]
+        syncs = self._tracker.acked_many(topic, partition, upstreams, downstreams)
+        if not syncs:
+            return
+        with self._lock:
+            if self._closed:
+                return
+            # One at a time, as acked() would have queued and fired each.
+            for sync in syncs:
+                self._pending[topic, partition] = sync
+                self._fire()
 
     def commit(self) -> None:
         """The task committed offsets: send the delayed syncs (so a quiet partition's last

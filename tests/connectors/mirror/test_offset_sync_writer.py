@@ -66,3 +66,29 @@ def test_many_due_syncs_are_all_written_in_order_a_few_at_a_time(bootstrap: str)
     wait_until(all_sent, "every sync acknowledged")
     writer.close()
     assert written(bootstrap, topic) == [OffsetSync("t", p, 0, p) for p in range(n)]
+
+
+def test_acked_many_writes_what_acked_writes_record_by_record(bootstrap: str) -> None:
+    one_topic, many_topic = (unique(f"mm2-offset-syncs.{w}") + ".internal" for w in ("one", "many"))
+    create_topic(bootstrap, one_topic, 1)
+    create_topic(bootstrap, many_topic, 1)
+    one = OffsetSyncWriter({"bootstrap.servers": bootstrap}, one_topic, max_lag=10)
+    many = OffsetSyncWriter({"bootstrap.servers": bootstrap}, many_topic, max_lag=10)
+    # A consecutive run, one with a record that has no metadata (-1), one after a gap.
+    runs = [
+        (list(range(0, 50)), list(range(100, 150))),
+        ([50, 51, 52, 53], [150, -1, 151, 152]),
+        (list(range(60, 90)), list(range(153, 183))),
+    ]
+    for ups, downs in runs:
+        for u, d in zip(ups, downs, strict=True):
+            if d >= 0:
+                one.acked("t", 0, u, d)
+        many.acked_many("t", 0, ups, downs)
+    one.commit()
+    many.commit()
+    one.close()
+    many.close()
+    expected = written(bootstrap, one_topic)
+    assert len(expected) == one.sent > 5
+    assert written(bootstrap, many_topic) == expected

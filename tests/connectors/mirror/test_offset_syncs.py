@@ -116,3 +116,44 @@ def test_every_record_is_covered_and_lag_is_bounded(max_lag: int, steps: list[tu
     assert sent[-1] == OffsetSync("t", 0, up, down)
     # Syncs of one partition go out in upstream order.
     assert [s.upstream_offset for s in sent] == sorted(s.upstream_offset for s in sent)
+
+
+# -- acked_many: the batch form, pair for pair the same answers -----------------------------
+
+
+def _runs(draw: st.DrawFn) -> list[list[tuple[int, int]]]:
+    """Chunks of (upstream, downstream) pairs: mostly consecutive runs (a copy of a partition),
+    with gaps, rewinds and interleaved writers on either side."""
+    up, down = draw(st.integers(0, 50)), draw(st.integers(0, 50))
+    chunks: list[list[tuple[int, int]]] = []
+    for _ in range(draw(st.integers(1, 8))):
+        chunk = []
+        for _ in range(draw(st.integers(0, 40))):
+            chunk.append((up, down))
+            step = draw(st.sampled_from([1, 1, 1, 1, 2, 0, -3]))
+            up += step
+            down += draw(st.sampled_from([1, 1, 1, 1, 3, -5])) if step == 1 else draw(st.integers(-4, 4))
+            up, down = max(up, 0), max(down, 0)
+        chunks.append(chunk)
+    return chunks
+
+
+@given(st.composite(_runs)(), st.integers(-1, 12))
+def test_acked_many_answers_as_acked_pair_by_pair(chunks: list[list[tuple[int, int]]], max_lag: int) -> None:
+    one, many = OffsetSyncTracker(max_lag), OffsetSyncTracker(max_lag)
+    for i, chunk in enumerate(chunks):
+        expected = [s for u, d in chunk if (s := one.acked("t", 0, u, d)) is not None]
+        got = many.acked_many("t", 0, [u for u, _ in chunk], [d for _, d in chunk])
+        assert got == expected
+        if i % 3 == 2:  # a commit now and then
+            assert many.delayed() == one.delayed()
+    assert many.delayed() == one.delayed()
+
+
+def test_acked_many_syncs_a_consecutive_run_every_lag_plus_one() -> None:
+    t = OffsetSyncTracker(max_lag=3)
+    got = t.acked_many("t", 0, list(range(10, 20)), list(range(100, 110)))
+    # The first (a first), then each 3 + 1 downstream offsets past the last sync.
+    assert got == [OffsetSync("t", 0, 10, 100), OffsetSync("t", 0, 14, 104), OffsetSync("t", 0, 18, 108)]
+    assert t.delayed() == [OffsetSync("t", 0, 19, 109)]
+    assert t.acked_many("t", 0, [], []) == []
