@@ -40,8 +40,9 @@ from typing import Any, overload
 from connect.api.data import Schema
 from connect.api.headers import Header, Headers
 from connect.api.records import SourceRecord
+from connect.api.task import RecordMetadata
 
-__all__ = ["SourceRecordBatch"]
+__all__ = ["RecordMetadataBatch", "SourceRecordBatch"]
 
 
 class SourceRecordBatch(Sequence[SourceRecord]):
@@ -192,3 +193,79 @@ class SourceRecordBatch(Sequence[SourceRecord]):
 
     def __repr__(self) -> str:
         return f"SourceRecordBatch({self.topic!r}, {len(self)} records)"
+
+
+class RecordMetadataBatch(Sequence[RecordMetadata | None]):
+    """Where Kafka stored the records of a ``SourceRecordBatch``: what the worker hands
+    ``SourceTask.commit_records`` as ``metadata`` with such a batch. ``metadata[i]`` is
+    record ``i``'s ``RecordMetadata`` (made when read; None for a record that has none: a
+    failed send that error tolerance skipped), or read the columns: ``offsets[i]`` (-1
+    where there is no metadata), ``partitions[i]``, ``timestamps[i]``.
+
+    It is made of the producer's delivery reports as confluent-kafka gives them (objects
+    with ``topic()``, ``partition()``, ``offset()``, ``timestamp()``), read only as far as
+    asked: a ``RecordMetadata`` per acknowledged record cost about as much as producing it
+    (``benchmarks/mirror.py``)."""
+
+    __slots__ = ("_made", "_offsets", "_reports")
+
+    def __init__(self, reports: Sequence[Any | None]) -> None:
+        self._reports = reports
+        self._offsets: list[int] | None = None
+        self._made: list[RecordMetadata | None] | None = None
+
+    @property
+    def offsets(self) -> list[int]:
+        """Each record's offset in its Kafka partition, -1 where it has no metadata."""
+        if self._offsets is None:
+            self._offsets = [-1 if r is None else r.offset() for r in self._reports]
+        return self._offsets
+
+    @property
+    def partitions(self) -> list[int]:
+        """Each record's Kafka partition, -1 where it has no metadata."""
+        return [-1 if r is None else r.partition() for r in self._reports]
+
+    @property
+    def timestamps(self) -> list[int | None]:
+        """Each record's timestamp as Kafka stored it (None where there is none)."""
+        return [None if r is None else _timestamp(r) for r in self._reports]
+
+    def __len__(self) -> int:
+        return len(self._reports)
+
+    @overload
+    def __getitem__(self, index: int) -> RecordMetadata | None: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[RecordMetadata | None]: ...
+
+    def __getitem__(self, index: int | slice) -> RecordMetadata | list[RecordMetadata | None] | None:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        n = len(self._reports)
+        if not -n <= index < n:
+            raise IndexError(f"metadata {index} of {n}")
+        if index < 0:
+            index += n
+        made = self._made
+        if made is None:
+            made = self._made = [None] * n
+        meta = made[index]
+        if meta is None:
+            r = self._reports[index]
+            if r is None:
+                return None
+            meta = made[index] = RecordMetadata(r.topic(), r.partition(), r.offset(), _timestamp(r))
+        return meta
+
+    def __iter__(self) -> Iterator[RecordMetadata | None]:
+        return (self[i] for i in range(len(self._reports)))
+
+    def __repr__(self) -> str:
+        return f"RecordMetadataBatch({len(self)} records)"
+
+
+def _timestamp(report: Any) -> int | None:
+    ts = report.timestamp()[1]
+    return ts if ts > 0 else None

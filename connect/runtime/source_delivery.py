@@ -29,7 +29,7 @@ from typing import Any, Literal, Protocol
 from confluent_kafka import KafkaError, Producer
 
 from connect.api.records import SourceRecord
-from connect.api.source_batch import SourceRecordBatch
+from connect.api.source_batch import RecordMetadataBatch, SourceRecordBatch
 from connect.api.task import RecordMetadata, SourceTask, partition_key
 from connect.runtime.submitted_records import PartitionKey, SubmittedRecord, SubmittedRecords, SubmittedRun
 from connect.storage.offsets import OffsetStorageWriter
@@ -162,14 +162,16 @@ class _Poll:
     SubmittedRecord per sent row), and the rows acknowledged since ``commit_records`` was
     last called."""
 
-    __slots__ = ("fresh", "metadata", "records", "run", "submitted")
+    __slots__ = ("fresh", "metadata", "records", "reports", "run", "submitted")
 
     def __init__(self, records: Sequence[SourceRecord], run: SubmittedRun | None) -> None:
         self.records = records
         self.run = run
         self.submitted: list[SubmittedRecord | None] = [] if run is not None else [None] * len(records)
         self.fresh: list[int] = []  # rows acknowledged (or dropped), in that order
-        self.metadata: list[RecordMetadata | None] = []  # fresh's metadata, row for row
+        self.metadata: list[RecordMetadata | None] = []  # fresh's metadata, row for row (no run)
+        # A run's delivery reports of fresh, row for row (None: no metadata), read at drain().
+        self.reports: list[Any] = []
 
 
 class PerRecordAcks:
@@ -236,7 +238,9 @@ class PerRecordAcks:
             if isinstance(records, SourceRecordBatch):
                 run = self._submitted.submit_run(records.source_partition, records.source_offsets)
             poll = self._poll = _Poll(records, run)
-        return partial(self._done, poll), None if poll.run is not None else self.sent_row
+        if poll.run is not None:
+            return partial(self._run_done, poll), None
+        return partial(self._done, poll), self.sent_row
 
     def sent_row(self, row: int) -> None:
         """``row`` of a list of records was handed to the producer."""
@@ -249,9 +253,26 @@ class PerRecordAcks:
         """``row`` was dropped by a transformation or error tolerance: done, in order."""
         poll = self._poll
         assert poll is not None
-        if poll.run is None:
-            self.sent_row(row)
+        if poll.run is not None:
+            self._run_done(poll, row, None, None)
+            return
+        self.sent_row(row)
         self._done(poll, row, None, None)
+
+    def _run_done(self, poll: _Poll, row: int, err: KafkaError | None, msg: Any) -> None:
+        # A SourceRecordBatch row's delivery report, inside producer.poll/flush on the task's
+        # thread ((None, None) for a dropped row). The per-record part of per-record acks:
+        # the report is kept as it is; the row is marked acknowledged and its metadata read
+        # at drain(), a run at a time (benchmarks/mirror.py: this was a fifth of the task).
+        if err is not None:
+            if not self._tolerate(err, msg, poll.records[row]):
+                return
+            msg = None
+        fresh = poll.fresh
+        if not fresh:
+            self._acked.append(poll)
+        fresh.append(row)
+        poll.reports.append(msg)
 
     def _done(self, poll: _Poll, row: int, err: KafkaError | None, msg: Any) -> None:
         # Inside producer.poll/flush, on the task's thread; (None, None) for a dropped row.
@@ -263,13 +284,9 @@ class PerRecordAcks:
             else:
                 ts = msg.timestamp()[1]
                 metadata = RecordMetadata(msg.topic(), msg.partition(), msg.offset(), ts if ts > 0 else None)
-        run = poll.run
-        if run is not None:
-            run.ack(row)
-        else:
-            submitted = poll.submitted[row]
-            assert submitted is not None
-            submitted.ack()
+        submitted = poll.submitted[row]
+        assert submitted is not None
+        submitted.ack()
         if not poll.fresh:
             self._acked.append(poll)
         poll.fresh.append(row)
@@ -279,13 +296,22 @@ class PerRecordAcks:
         """Hand the reports gathered so far to the task's ``commit_records``."""
         acked, self._acked = self._acked, []
         for poll in acked:
-            rows, metadata = poll.fresh, poll.metadata
-            poll.fresh, poll.metadata = [], []
+            rows = poll.fresh
+            poll.fresh = []
             records = poll.records
-            if isinstance(records, SourceRecordBatch):
-                chosen: Sequence[SourceRecord] = records.select(rows)
+            metadata: Sequence[RecordMetadata | None]
+            chosen: Sequence[SourceRecord]
+            if poll.run is not None:
+                assert isinstance(records, SourceRecordBatch)
+                poll.run.ack_rows(rows)
+                chosen, metadata = records.select(rows), RecordMetadataBatch(poll.reports)
+                poll.reports = []
             else:
-                chosen = [records[i] for i in rows]
+                metadata, poll.metadata = poll.metadata, []
+                if isinstance(records, SourceRecordBatch):
+                    chosen = records.select(rows)
+                else:
+                    chosen = [records[i] for i in rows]
             try:
                 self._task.commit_records(chosen, metadata)
             except Exception:

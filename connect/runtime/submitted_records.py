@@ -61,6 +61,20 @@ class SubmittedRun:
             self.acked[row] = 1
             self._owner._unacked -= 1
 
+    def ack_rows(self, rows: Sequence[int]) -> None:
+        """``ack`` for each of ``rows``: a run of consecutive rows (acknowledgements mostly
+        come in send order) in one slice assignment."""
+        if not rows:
+            return
+        acked, first, n = self.acked, rows[0], len(rows)
+        if rows[-1] - first == n - 1 and list(rows) == list(range(first, first + n)):
+            end = first + n
+            self._owner._unacked -= n - acked.count(1, first, end)
+            acked[first:end] = b"\x01" * n
+        else:
+            for row in rows:
+                self.ack(row)
+
 
 @dataclass(frozen=True, slots=True)
 class CommittableOffsets:

@@ -39,6 +39,7 @@ from connect.api import (
     SourceTask,
 )
 from connect.api.retry import backoff_seconds
+from connect.api.source_batch import RecordMetadataBatch
 from connect.api.task import RecordMetadata
 from connectors.mirror.config import MirrorSourceConfig, offset_syncs_cluster
 from connectors.mirror.offset_sync_writer import OffsetSyncWriter
@@ -229,7 +230,13 @@ class MirrorSourceTask(SourceTask):
             return
         sp = records.source_partition
         assert sp is not None
-        topic, partition, acked = sp["topic"], sp["partition"], writer.acked
+        topic, partition = sp["topic"], sp["partition"]
+        if isinstance(metadata, RecordMetadataBatch):
+            # Both sides as columns, decided a run at a time (no metadata: offset -1, skipped).
+            upstreams = [so["offset"] for so in records.source_offsets]  # type: ignore[index]
+            writer.acked_many(topic, partition, upstreams, metadata.offsets)
+            return
+        acked = writer.acked
         for so, meta in zip(records.source_offsets, metadata, strict=True):
             if meta is not None and meta.offset >= 0:  # else dropped, or no offset to sync
                 assert so is not None

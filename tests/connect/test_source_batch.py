@@ -78,3 +78,39 @@ def test_columns_are_taken_as_they_are_and_a_struct_column_stays_one() -> None:
     cols.set_record(1, batch[1].new_record(value=Struct(schema).put("id", 7)))
     assert type(cols.records) is list and cols.records[0] is batch[0]
     assert cols.value[1] == Struct(schema).put("id", 7)
+
+
+class _Report:
+    """A delivery report as confluent-kafka's Message reads (its constructor is not public)."""
+
+    def __init__(self, partition: int, offset: int, ts: int) -> None:
+        self._p, self._o, self._ts = partition, offset, ts
+
+    def topic(self) -> str:
+        return "t"
+
+    def partition(self) -> int:
+        return self._p
+
+    def offset(self) -> int:
+        return self._o
+
+    def timestamp(self) -> tuple[int, int]:
+        return (1, self._ts)
+
+
+def test_record_metadata_batch_reads_the_reports_as_records_or_columns() -> None:
+    from connect.api.source_batch import RecordMetadataBatch
+
+    meta = RecordMetadataBatch([_Report(2, 10, 5), None, _Report(1, 11, -1)])
+    assert len(meta) == 3
+    assert (meta.offsets, meta.partitions, meta.timestamps) == ([10, -1, 11], [2, -1, 1], [5, None, None])
+    first = meta[0]
+    assert first is not None
+    assert (first.topic, first.partition, first.offset, first.timestamp) == ("t", 2, 10, 5)
+    assert meta[0] is first and meta[-3] is first  # made once
+    assert meta[1] is None
+    assert [m.offset if m else None for m in meta] == [10, None, 11]
+    assert [m.offset if m else None for m in meta[1:]] == [None, 11]
+    with pytest.raises(IndexError):
+        meta[3]
