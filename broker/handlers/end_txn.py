@@ -1,8 +1,11 @@
-"""EndTxn: commit or abort the producer's transaction (markers on every partition of it,
-then the coordinator logs it complete). Needs WRITE on the transactional id."""
+"""EndTxn: commit or abort the producer's transaction (answered once Prepare* is logged; the
+markers on every partition of it, then Complete*, follow on the event loop before any
+request that arrives after the answer, as Kafka's coordinator answers first). Needs WRITE
+on the transactional id."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from kio.schema.errors import ErrorCode
@@ -21,6 +24,10 @@ async def handle(ctx: RequestContext, req: EndTxnRequest) -> Any:
     if not authorize(ctx, Operation.WRITE, transactional_id(req.transactional_id)):
         return ctx.respond(error_code=ErrorCode.transactional_id_authorization_failed)
     error = ctx.broker.transactions.end_txn(
-        req.transactional_id, req.producer_id, req.producer_epoch, req.committed
+        req.transactional_id,
+        req.producer_id,
+        req.producer_epoch,
+        req.committed,
+        defer=asyncio.get_running_loop().call_soon,
     )
     return ctx.respond(error_code=for_version(error, ctx.api_version, FENCED_SINCE))

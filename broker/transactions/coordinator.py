@@ -7,11 +7,17 @@ answered, and a ``Prepare*`` state is followed by the COMMIT/ABORT markers on ev
 partition of the transaction (``PartitionLog.append_marker``), the group coordinator's
 completion of transactional offsets, and the ``Complete*`` state.
 
-Kafka answers EndTxn once Prepare* is logged and sends markers afterwards. Here markers are
-local appends, so they are written before the answer; what matters for recovery is the same:
-a state found in Prepare* on load (the broker died between the two records) gets its markers
-written and its Complete* logged, and an Ongoing one is left to time out and abort. Markers
-that cannot be written (a full disk) leave the state in Prepare*; the periodic sweep retries.
+Kafka answers EndTxn once Prepare* is logged and sends markers afterwards; so does this
+coordinator: the EndTxn handler hands the markers and Complete* to the event loop
+(``call_soon``), which runs them before it handles any request that arrives after the
+answer, so a producer's next transaction never finds this one still in Prepare*, but the
+answer is not held back by them (they are on the path of every ``commit_transaction``:
+``benchmarks/eos_source.py``).
+Recovery is Kafka's: a state found in Prepare* on load (the broker died between the two
+records) gets its markers written and its Complete* logged, and an Ongoing one is left to
+time out and abort. Markers that cannot be written (a full disk) leave the state in
+Prepare*; the periodic sweep retries. Other paths to Prepare* (InitProducerId fencing an
+open transaction, the timeout sweep) write the markers before they return.
 """
 
 from __future__ import annotations
@@ -34,6 +40,9 @@ from broker.transactions.state import PREPARE, TopicPartition, TxnMetadata, TxnS
 from broker.transactions.txn_log import TRANSACTION_STATE_TOPIC, TransactionLog
 
 log = logging.getLogger(__name__)
+
+# Runs a callable with one argument later (``asyncio.AbstractEventLoop.call_soon``).
+Defer = Callable[[Callable[[TxnMetadata], None], TxnMetadata], object]
 
 # Kafka's coordinator epoch is the leader epoch of the id's __transaction_state partition;
 # a single broker leads every partition in its first (and only) epoch.
@@ -96,9 +105,10 @@ class TransactionCoordinator:
         self.txn_log.write(meta.transactional_id, meta)
         self.txns[meta.transactional_id] = meta
 
-    def _apply(self, outcome: sm.Outcome) -> ErrorCode:
+    def _apply(self, outcome: sm.Outcome, defer: Defer | None = None) -> ErrorCode:
         """Log and adopt the outcome's new state; a logging failure is the client's
-        COORDINATOR_NOT_AVAILABLE (it retries), as Kafka answers a failed append."""
+        COORDINATOR_NOT_AVAILABLE (it retries), as Kafka answers a failed append. A Prepare*
+        state's markers are written now, or handed to ``defer`` to run after the answer."""
         if outcome.write is None:
             return outcome.error
         old = self.txns.get(outcome.write.transactional_id)
@@ -109,8 +119,17 @@ class TransactionCoordinator:
             log.error("cannot log transaction state of %s: %s", outcome.write.transactional_id, exc)
             return ErrorCode.coordinator_not_available
         if outcome.write.state in PREPARE:
-            self._finish(outcome.write)
+            if defer is None:
+                self._finish(outcome.write)
+            else:
+                defer(self._finish_current, outcome.write)
         return outcome.error
+
+    def _finish_current(self, meta: TxnMetadata) -> None:
+        """``_finish`` for a deferred Prepare*, unless something already moved the id on
+        (the timeout sweep finished it, or the broker is shutting down)."""
+        if self.loaded and self.txns.get(meta.transactional_id) is meta:
+            self._finish(meta)
 
     def _finish(self, meta: TxnMetadata) -> bool:
         """Markers on every partition of a Prepare* transaction, then Complete*; False (state
@@ -197,6 +216,7 @@ class TransactionCoordinator:
         api: str,
         transactional_id: str,
         step: Callable[[TxnMetadata | None, int], sm.Outcome],
+        defer: Defer | None = None,
     ) -> ErrorCode:
         """A request that moves the id's transaction on (AddPartitionsToTxn, EndTxn): the
         state machine's ``step`` from the id's state now, logged and applied; refused while
@@ -206,7 +226,7 @@ class TransactionCoordinator:
         if not transactional_id:
             return self._refused(api, transactional_id, ErrorCode.invalid_request)
         outcome = step(self.txns.get(transactional_id), self._clock_ms())
-        return self._refused(api, transactional_id, self._apply(outcome))
+        return self._refused(api, transactional_id, self._apply(outcome, defer))
 
     def init_producer_id(
         self, transactional_id: str, timeout_ms: int, expected_pid: int = -1, expected_epoch: int = -1
@@ -274,12 +294,20 @@ class TransactionCoordinator:
         return error
 
     def end_txn(
-        self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        defer: Defer | None = None,
     ) -> ErrorCode:
+        """EndTxn; with ``defer`` (the event loop's ``call_soon``) the markers and Complete*
+        are written after the caller answered, as Kafka does."""
         return self._transit(
             "EndTxn",
             transactional_id,
             lambda meta, now: sm.end_txn(meta, producer_id, producer_epoch, commit, now),
+            defer,
         )
 
     def admin_write_markers(

@@ -12,16 +12,22 @@ from typing import Final
 from broker.config import BrokerConfig
 from broker.internal_topic import InternalTopic
 from broker.logs import LogManager
+from broker.storage.control import one_record_batch
 from broker.transactions import records as rec
 from broker.transactions.state import TxnMetadata
 
 log = logging.getLogger(__name__)
 
 TRANSACTION_STATE_TOPIC: Final = "__transaction_state"
+# Bounds the encoded-key cache (ids come and go over the broker's life).
+_KEY_CACHE_SIZE: Final = 10_000
 
 
 class TransactionLog:
     def __init__(self, config: BrokerConfig, logs: LogManager, clock_ms: Callable[[], int]) -> None:
+        self._clock_ms = clock_ms
+        # Encoded keys by id: each transaction logs its id's state three times.
+        self._keys: dict[str, bytes] = {}
         self.topic = InternalTopic(
             logs,
             TRANSACTION_STATE_TOPIC,
@@ -43,7 +49,12 @@ class TransactionLog:
     def write(self, transactional_id: str, meta: TxnMetadata | None) -> None:
         """Append the id's new state (None: a tombstone); raises StorageError/OSError."""
         value = rec.encode_value(meta) if meta is not None else None
-        self.topic.write(transactional_id, [(rec.encode_key(transactional_id), value)])
+        key = self._keys.get(transactional_id)
+        if key is None:
+            if len(self._keys) >= _KEY_CACHE_SIZE:
+                self._keys.clear()
+            key = self._keys[transactional_id] = rec.encode_key(transactional_id)
+        self.topic.append(transactional_id, one_record_batch(key, value, self._clock_ms()))
 
     def read(self) -> dict[str, TxnMetadata]:
         """Every transactional id's latest state, from the topic (tombstoned ids left out)."""
