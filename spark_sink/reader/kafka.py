@@ -10,15 +10,19 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import re
 import time
 import uuid
 from bisect import bisect_left
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from operator import itemgetter
 from typing import TypeVar, cast
 
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
+import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 from confluent_kafka import Consumer, IsolationLevel, KafkaError, KafkaException, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
@@ -54,7 +58,19 @@ _CONSUME_WAIT_S = 0.2
 _REQUEST_TIMEOUT_S = 30.0
 
 _TIMESTAMP = pa.timestamp("us", tz="UTC")
+_TIMESTAMP_MS = pa.timestamp("ms", tz="UTC")
+_ONE = pa.scalar(1, pa.int32())
 _HEADER = pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])
+# Message's methods called through map() rather than a comprehension a column: the calls
+# stay in C (a few percent of read_range's CPU; benchmarks/spark_reader.py, "read_range alone").
+_ERROR = Message.error
+_OFFSET = Message.offset
+_KEY = Message.key
+_VALUE = Message.value
+_TIMESTAMP_OF = Message.timestamp
+_HEADERS_OF = Message.headers
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
 # Spark converts its schema to Arrow with list items named "element"; batches must match exactly.
 _HEADERS = pa.list_(pa.field("element", _HEADER))
 
@@ -374,41 +390,53 @@ def _read(
     patience = opts.poll_timeout_ms / 1000
     deadline = time.monotonic() + patience
     while pos < end:
-        # Asking for no more than the range holds lets consume() return as soon as the last one is in.
-        msgs = consumer.consume(min(BATCH_RECORDS, end - pos), _CONSUME_WAIT_S)
-        if not msgs:
-            if time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"Cannot fetch record for offset {pos} of {where} in {opts.poll_timeout_ms} milliseconds "
-                    f"(option kafkaConsumer.pollTimeoutMs)"
-                )
-            continue
-        deadline = time.monotonic() + patience
-        records = [m for m in msgs if m.error() is None]
+        batch: pa.RecordBatch | None = None
         eof_at: int | None = None
         lost_to: int | None = None
-        if len(records) != len(msgs):
-            for m in msgs:
-                err = m.error()
-                if err is None:
-                    continue
-                if err.code() == KafkaError._PARTITION_EOF:
-                    eof_at = m.offset()
-                elif err.code() == KafkaError._AUTO_OFFSET_RESET:
-                    # The position fell below the log start while reading (retention deleted it).
-                    lost_to, _ = consumer.get_watermark_offsets(ktp, timeout=_REQUEST_TIMEOUT_S, cached=False)
-                else:
-                    raise KafkaException(err)
-        if records:
-            # Record messages always carry an offset.
-            offsets = cast(list[int], [m.offset() for m in records])
-            last = offsets[-1]
-            if last >= end:
-                cut = bisect_left(offsets, end)
-                records, offsets = records[:cut], offsets[:cut]
+        with _cyclic_gc_paused():
+            # Asking for no more than the range holds lets consume() return as soon as the last one is in.
+            msgs = consumer.consume(min(BATCH_RECORDS, end - pos), _CONSUME_WAIT_S)
+            if not msgs:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(
+                        f"Cannot fetch record for offset {pos} of {where} in {opts.poll_timeout_ms} "
+                        f"milliseconds (option kafkaConsumer.pollTimeoutMs)"
+                    )
+                continue
+            deadline = time.monotonic() + patience
+            # Errors (end of partition, offset reset) are rare events among records: one pass in C
+            # tells whether there is any, and only then are messages sorted out one by one.
+            records = msgs
+            if any(map(_ERROR, msgs)):
+                records = []
+                for m in msgs:
+                    err = m.error()
+                    if err is None:
+                        records.append(m)
+                    elif err.code() == KafkaError._PARTITION_EOF:
+                        eof_at = m.offset()
+                    elif err.code() == KafkaError._AUTO_OFFSET_RESET:
+                        # The position fell below the log start while reading (retention deleted it).
+                        lost_to, _ = consumer.get_watermark_offsets(
+                            ktp, timeout=_REQUEST_TIMEOUT_S, cached=False
+                        )
+                    else:
+                        raise KafkaException(err)
             if records:
-                yield _to_batch(records, offsets, schema, topic_value, partition_value, opts.include_headers)
-            pos = max(pos, last + 1)
+                # Record messages always carry an offset.
+                offsets = cast(list[int], list(map(_OFFSET, records)))
+                last = offsets[-1]
+                if last >= end:
+                    cut = bisect_left(offsets, end)
+                    records, offsets = records[:cut], offsets[:cut]
+                if records:
+                    batch = _to_batch(
+                        records, offsets, schema, topic_value, partition_value, opts.include_headers
+                    )
+                pos = max(pos, last + 1)
+            del msgs, records
+        if batch is not None:
+            yield batch
         if lost_to is not None:
             report_data_loss(
                 opts, f"Cannot fetch offset {pos} of {where}: its earliest available offset is now {lost_to}"
@@ -425,6 +453,27 @@ def _read(
                 return
 
 
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while one consume() becomes one batch.
+
+    A 10,000-record batch is ~30,000 GC-tracked objects (Messages, timestamp pairs, lists)
+    alive at once: the collector runs dozens of times per batch, finds nothing (none of them
+    can be in a cycle; reference counting frees them), and by promoting them sets off full
+    collections of the Python worker's whole heap. That was about 45 % of the thread's CPU in
+    read_range (1.2 s -> 0.66 s per 1,000,000 records; ``benchmarks/spark_reader.py``'s
+    "read_range alone" line). The collector is on again before each batch is handed to
+    Spark, so no code but this loop ever runs with it off."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def _to_batch(
     records: list[Message],
     offsets: list[int],
@@ -434,20 +483,20 @@ def _to_batch(
     include_headers: bool,
 ) -> pa.RecordBatch:
     n = len(records)
-    stamps = [m.timestamp() for m in records]  # (type, ms since the epoch)
+    pairs = list(map(_TIMESTAMP_OF, records))  # (type, ms since the epoch)
     columns = [
-        pa.array([m.key() for m in records], pa.binary()),
-        pa.array([m.value() for m in records], pa.binary()),
+        pa.array(list(map(_KEY, records)), pa.binary()),
+        pa.array(list(map(_VALUE, records)), pa.binary()),
         pa.repeat(topic, n),
         pa.repeat(partition, n),
         pa.array(offsets, pa.int64()),
-        pa.array([s[1] for s in stamps], pa.timestamp("ms", tz="UTC")).cast(_TIMESTAMP),
+        pa.array(list(map(_SECOND, pairs)), _TIMESTAMP_MS).cast(_TIMESTAMP),
         # confluent-kafka: 0 none, 1 CreateTime, 2 LogAppendTime; Kafka (and Spark): -1, 0, 1.
-        pa.array([s[0] - 1 for s in stamps], pa.int32()),
+        pc.subtract(pa.array(list(map(_FIRST, pairs)), pa.int32()), _ONE),
     ]
     if include_headers:
         # No headers is null, as in Spark's source.
-        columns.append(pa.array([m.headers() for m in records], _HEADERS))
+        columns.append(pa.array(list(map(_HEADERS_OF, records)), _HEADERS))
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 

@@ -7,6 +7,7 @@ topic patterns, and the errors bad options give.
 
 from __future__ import annotations
 
+import gc
 import pickle
 import time
 from collections.abc import Iterable, Iterator
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 import pytest
 from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
@@ -255,6 +257,46 @@ def test_read_range_closes_its_consumer_and_stops_at_the_end(shared_broker: Embe
     it.close()
     assert first.num_rows > 0
     assert list(read_range(opts, topic, 0, 5, 5)) == []
+
+
+def test_read_range_hands_out_batches_with_the_garbage_collector_as_it_found_it(
+    shared_broker: EmbeddedBroker,
+) -> None:
+    # read_range pauses the cyclic collector while it builds a batch; the code it yields to
+    # (Spark's worker) must always run with the collector as it was, on or off.
+    bootstrap, topic = shared_broker.bootstrap, unique("gc")
+    create_topic(bootstrap, topic, 1)
+    produce(bootstrap, topic, numbered(1, 25_000))
+    opts = parse_options({"kafka.bootstrap.servers": bootstrap, "subscribe": topic}, "batch")
+    assert gc.isenabled()
+    seen = [gc.isenabled() for _ in read_range(opts, topic, 0, 0, 25_000)]
+    assert len(seen) >= 3 and all(seen) and gc.isenabled()
+
+    it = read_range(opts, topic, 0, 0, 25_000)
+    next(it)
+    assert gc.isenabled()
+    it.close()  # stopped early
+    assert gc.isenabled()
+
+    gc.disable()
+    try:
+        seen = [gc.isenabled() for _ in read_range(opts, topic, 0, 0, 25_000)]
+        assert seen and not any(seen) and not gc.isenabled()  # left off by whoever turned it off
+    finally:
+        gc.enable()
+
+
+def test_log_append_time_records_have_timestamp_type_1(shared_broker: EmbeddedBroker) -> None:
+    bootstrap, topic = shared_broker.bootstrap, unique("logappend")
+    create_topic(bootstrap, topic, 1, {"message.timestamp.type": "LogAppendTime"})
+    before = int(time.time() * 1000)
+    produce(bootstrap, topic, numbered(1, 30))
+    opts = parse_options({"kafka.bootstrap.servers": bootstrap, "subscribe": topic}, "batch")
+    table = pa.Table.from_batches(list(read_range(opts, topic, 0, 0, 30)))
+    assert table.column("timestampType").to_pylist() == [1] * 30  # Kafka's LogAppendTime
+    assert table.column("timestampType").type == pa.int32()
+    stamps = [t.timestamp() * 1000 for t in table.column("timestamp").to_pylist()]
+    assert all(before - 1000 <= t <= time.time() * 1000 for t in stamps)  # the broker's clock, not BASE_TS
 
 
 def test_subscribe_pattern_reads_the_matching_topics(
