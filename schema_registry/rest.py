@@ -94,17 +94,35 @@ async def _body(request: Request) -> Any:
 
 
 _FORWARD_WAIT_S = 30.0  # a failover takes the primary's session timeout and a rebalance
+_FORWARD_CONNECT_S = 5.0  # a primary whose host died answers nothing: ask the election again
 
 
 # What a forwarded request carries of the caller's (Confluent's RequestHeaderBuilder): the
 # primary authenticates the caller, not the follower.
 _FORWARDED_HEADERS = ("content-type", "accept", "authorization")
+# Marks a request one instance forwarded to another. The announced primary can be stale (a
+# primary that was killed, deposed, or restarted as a follower at the same URL), and two
+# instances must never pass a write back and forth: one that receives a forwarded write and
+# is not the primary answers 50004 at once, and the forwarding instance asks the election
+# again (Confluent's instances ignore the header).
+FORWARDED_HEADER = "x-sluiceway-forwarded"
+
+
+def _not_the_primary(answer: httpx.Response) -> bool:
+    """Whether ``answer`` is an instance saying it is not the primary (see FORWARDED_HEADER)."""
+    if answer.status_code != 500:
+        return False
+    try:
+        body = answer.json()
+    except ValueError:
+        return False
+    return isinstance(body, dict) and body.get("error_code") == 50004
 
 
 async def _forward(election: Election, request: Request, tls: ssl.SSLContext | None) -> Response | None:
     """The primary's answer to this write, when this instance is not the primary (``tls``:
-    the context of https calls to it). A primary that cannot be reached may be one that
-    just died: the election is asked again until another takes over, for as long as a
+    the context of https calls to it). The announced primary may be one that just died or
+    stepped down: the election is asked again, until another takes over, for as long as a
     failover takes."""
     deadline = time.monotonic() + _FORWARD_WAIT_S
     body = await request.body()
@@ -112,6 +130,12 @@ async def _forward(election: Election, request: Request, tls: ssl.SSLContext | N
     while True:
         if election.is_primary:
             return None
+        if FORWARDED_HEADER in request.headers:
+            raise RegistryError(
+                500,
+                50004,
+                f"Unknown leader: {election.url} is not the primary (the request was forwarded here)",
+            )
         primary = await run_in_threadpool(election.wait_primary, max(deadline - time.monotonic(), 0.0))
         if primary is None:
             if problem:
@@ -122,19 +146,24 @@ async def _forward(election: Election, request: Request, tls: ssl.SSLContext | N
         if primary == election.url:
             return None
         url = primary.rstrip("/") + request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        headers = {name: request.headers[name] for name in _FORWARDED_HEADERS if name in request.headers}
+        headers.setdefault("content-type", CONTENT_TYPE)
+        headers[FORWARDED_HEADER] = election.url
+        connect_s = min(_FORWARD_CONNECT_S, max(deadline - time.monotonic(), 0.5))
         try:
-            headers = {name: request.headers[name] for name in _FORWARDED_HEADERS if name in request.headers}
-            headers.setdefault("content-type", CONTENT_TYPE)
-            async with httpx.AsyncClient(timeout=60, verify=tls if tls is not None else True) as client:
+            async with httpx.AsyncClient(
+                timeout=httpx.Timeout(60, connect=connect_s), verify=tls if tls is not None else True
+            ) as client:
                 answer = await client.request(request.method, url, content=body, headers=headers)
-            return Response(answer.content, status_code=answer.status_code, media_type=CONTENT_TYPE)
         except httpx.TransportError as exc:
-            problem = f"{primary}: {exc}"
-            if time.monotonic() > deadline:
-                raise RegistryError(
-                    500, 50003, f"Error while forwarding the request to the leader {problem}"
-                ) from None
-            await asyncio.sleep(0.5)
+            problem = f"{primary}: {exc!r}"
+        else:
+            if not _not_the_primary(answer):
+                return Response(answer.content, status_code=answer.status_code, media_type=CONTENT_TYPE)
+            problem = f"{primary} is not the primary"
+        if time.monotonic() > deadline:
+            raise RegistryError(500, 50003, f"Error while forwarding the request to the leader: {problem}")
+        await asyncio.sleep(0.5)
 
 
 def create_app(registry: Registry, election: Election, forward_tls: ssl.SSLContext | None = None) -> FastAPI:
