@@ -10,6 +10,14 @@
 - ``--delete --group G``.
 
 The plan itself is computed by ``offset_reset.plan_reset`` from offsets fetched here.
+
+Committed offsets are read and reset through a consumer of the group that never joins it
+(``connect.api.kafka_groups.GroupClients``), not the admin client's
+``list_consumer_group_offsets``/``alter_consumer_group_offsets``: librdkafka aborts the
+process when one of its coordinator-bound admin requests meets a dropped connection
+(confluentinc/librdkafka#4605). Describing members and states and deleting groups have no
+consumer equivalent and stay on the admin client. Topics deleted since the group committed
+are not listed (a consumer asks for the partitions of the topics that exist).
 """
 
 from __future__ import annotations
@@ -20,9 +28,10 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
+from confluent_kafka import ConsumerGroupState, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]  # re-exported untyped
 
+from connect.api.kafka_groups import GroupClients
 from sluiceway.broker_tools.kafka_clients import (
     EXIT_ERROR,
     EXIT_OK,
@@ -31,6 +40,7 @@ from sluiceway.broker_tools.kafka_clients import (
     add_bootstrap_argument,
     build,
     client_config,
+    error_code,
     error_text,
     librdkafka_settings,
     reach_cluster,
@@ -222,13 +232,17 @@ class GroupCommand:
         self.errors = ConnectionErrors()
         config = client_config(args.bootstrap_server, librdkafka_settings(props), self.errors)
         self.admin = build(AdminClient, config, "admin client")
+        self.groups = GroupClients(config, self.timeout)
         self.failed = False
         self.partitions: dict[str, int] = {}
 
     def run(self) -> int:
         metadata = reach_cluster(self.admin, self.args.bootstrap_server, self.errors, self.timeout)
         self.partitions = {name: len(t.partitions) for name, t in metadata.topics.items() if t.error is None}
-        getattr(self, f"{self.action}_groups")()
+        try:
+            getattr(self, f"{self.action}_groups")()
+        finally:
+            self.groups.close()
         return EXIT_ERROR if self.failed else EXIT_OK
 
     def _error(self, message: str) -> None:
@@ -256,14 +270,11 @@ class GroupCommand:
         return {g: wait(futures[g], self.timeout, f"describe group {g}") for g in groups}
 
     def _committed(self, group: str) -> dict[TopicPartitionKey, int]:
-        request = [ConsumerGroupTopicPartitions(group)]
-        futures = self.admin.list_consumer_group_offsets(request, request_timeout=self.timeout)
-        result = wait(futures[group], self.timeout, f"offsets of group {group}")
-        return {
-            (tp.topic, tp.partition): tp.offset
-            for tp in result.topic_partitions
-            if tp.error is None and tp.offset >= 0
-        }
+        try:
+            committed = self.groups.committed(group, lambda _topic: True)
+        except KafkaException as exc:
+            raise _timed_out(exc, f"offsets of group {group}", self.timeout) from None
+        return {(tp.topic, tp.partition): offset for tp, (offset, _metadata) in committed.items()}
 
     def _log_offsets(
         self, partitions: Iterable[TopicPartitionKey], spec: Any
@@ -414,16 +425,13 @@ class GroupCommand:
                 continue
             new_offsets = self._plan_group(group, spec)
             if self.args.execute and new_offsets:
-                request = ConsumerGroupTopicPartitions(
-                    group, [TopicPartition(t, p, o) for (t, p), o in new_offsets.items()]
-                )
-                futures = self.admin.alter_consumer_group_offsets([request], request_timeout=self.timeout)
-                result = wait(futures[group], self.timeout, f"reset offsets of group {group}")
-                errors = [
-                    f"{tp.topic}-{tp.partition}: {tp.error.str()}"
-                    for tp in result.topic_partitions
-                    if tp.error
-                ]
+                try:
+                    refused = self.groups.commit(
+                        group, [TopicPartition(t, p, o) for (t, p), o in new_offsets.items()]
+                    )
+                except KafkaException as exc:
+                    raise _timed_out(exc, f"reset offsets of group {group}", self.timeout) from None
+                errors = [f"{tp.topic}-{tp.partition}: {tp.error.str()}" for tp in refused if tp.error]
                 if errors:
                     raise ToolError(
                         f"resetting the offsets of group '{group}' failed for {', '.join(errors)}"
@@ -475,6 +483,13 @@ class GroupCommand:
         for message in plan.warnings:
             warn(message)
         return plan.offsets
+
+
+def _timed_out(exc: KafkaException, what: str, timeout_s: float) -> Exception:
+    """A consumer's timeout as the admin calls' ``wait`` words it; other errors as they are."""
+    if error_code(exc) == KafkaError._TIMED_OUT:
+        return ToolError(f"{what}: no answer from the cluster within {timeout_s:g} s")
+    return exc
 
 
 def quoted_list(groups: Sequence[str]) -> str:
