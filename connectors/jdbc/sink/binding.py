@@ -5,7 +5,8 @@ Parameters are pulled from a record (``FieldsPlan.extract``), checked (no null i
 column), converted by per-column converters (``types``) and shaped as the driver takes them:
 a dict by parameter name, or, with a positional paramstyle (SQLite), a tuple in the compiled
 statement's order, each column's SQLAlchemy bind processor joined to its converter, so rows
-go to the driver without SQLAlchemy's per-row work.
+go to the driver without SQLAlchemy's per-row work. ``Bound.rows`` does the same for a run of
+records column by column.
 """
 
 from __future__ import annotations

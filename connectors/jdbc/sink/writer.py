@@ -4,7 +4,8 @@ transaction per ``put``.
 Per (topic, key schema, row schema, action) the writer works out once the columns
 (``records.plan_fields``), makes sure the table has them (``tables``) and binds the plan to
 it (``binding``: the statement and one converter per column); a record then costs pulling
-its values, converting the few that need it and a dict or tuple. Consecutive records of
+its values, converting the few that need it and a dict or tuple, and consecutive Struct rows
+of one kind are done a column at a time (``Bound.rows``). Consecutive records of
 the same kind form a run, written by one ``executemany`` per ``batch.size`` rows (on
 PostgreSQL, runs of upserts of ``pg_copy.MIN_ROWS`` rows or more by COPY); order across runs
 is kept, so a delete after an insert of the same key stays after it.
