@@ -20,6 +20,10 @@ Both are timed the same way, by this process watching B's end offsets: from the 
 record on B until the last (start-up, the connector's topic creation and the consumers'
 first fetch are printed separately). One task against one loop: each is one Python thread
 moving records. Rounds interleave (on two cores single runs swing); medians are compared.
+Over the same span the CPU time of the worker process and of the raw loop's process
+(all their threads, librdkafka's included) is printed too: when the brokers rather than
+the copying thread set the pace, the wall-time ratio hides what a record costs, the CPU
+ratio does not.
 
 Target (issue 26): the connector >= 0.7x the raw loop.
 """
@@ -27,6 +31,7 @@ Target (issue 26): the connector >= 0.7x the raw loop.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -81,19 +86,31 @@ class Watermarks:
         self.consumer.close()
 
 
-def timed_arrival(marks: Watermarks, topic: str, n: int, timeout: float) -> tuple[float, float]:
-    """(seconds until the first record showed on B, seconds from then until the last)."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (all its threads)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed_arrival(
+    marks: Watermarks, topic: str, n: int, timeout: float, pid: int
+) -> tuple[float, float, float]:
+    """(seconds until the first record showed on B, seconds from then until the last, CPU
+    seconds process ``pid`` spent over that second span)."""
     begin = time.perf_counter()
     first = None
+    cpu0 = 0.0
     deadline = begin + timeout
     while time.perf_counter() < deadline:
         now = time.perf_counter()
+        cpu = cpu_seconds(pid)
         got = marks.total(topic)
         if first is None and got > 0:
-            first = now
+            first, cpu0 = now, cpu
         if got >= n:
             assert first is not None
-            return first - begin, time.perf_counter() - first
+            return first - begin, time.perf_counter() - first, cpu_seconds(pid) - cpu0
         time.sleep(0.02)
     raise TimeoutError(f"{topic}: {marks.total(topic)} of {n} records after {timeout:.0f} s")
 
@@ -140,7 +157,7 @@ def connector_round(
     n: int,
     tasks: int,
     connector_class: str = CONNECTOR,
-) -> tuple[float, float]:
+) -> tuple[float, float, float]:
     name = f"mirror-{topic}"
     worker.create(
         name,
@@ -158,21 +175,21 @@ def connector_round(
         },
     )
     try:
-        return timed_arrival(marks, f"A.{topic}", n, 600)
+        return timed_arrival(marks, f"A.{topic}", n, 600, worker.proc.pid)
     except TimeoutError as exc:
         raise TimeoutError(f"{exc}: {worker.status(name)}") from None
     finally:
         worker.delete(name)
 
 
-def raw_round(a: str, b: str, marks: Watermarks, topic: str, n: int) -> tuple[float, float]:
+def raw_round(a: str, b: str, marks: Watermarks, topic: str, n: int) -> tuple[float, float, float]:
     target = f"raw.{topic}"
     create_topic(b, target)
     proc = subprocess.Popen(
         [sys.executable, str(Path(__file__).resolve()), "--raw-loop", a, b, topic, target, str(n)], cwd=ROOT
     )
     try:
-        return timed_arrival(marks, target, n, 600)
+        return timed_arrival(marks, target, n, 600, proc.pid)
     finally:
         if proc.wait(120) != 0:
             raise RuntimeError(f"the raw loop failed ({proc.returncode})")
@@ -238,6 +255,8 @@ def main() -> int:
     n = args.records
     conn_s: list[float] = []
     raw_s: list[float] = []
+    conn_cpu: list[float] = []
+    raw_cpu: list[float] = []
     with tempfile.TemporaryDirectory(prefix="sluiceway-mirror-bench-") as tmp:
         work = Path(tmp)
         with (
@@ -255,17 +274,20 @@ def main() -> int:
                     startup: dict[str, float] = {}
                     for which in order:
                         if which == "connector":
-                            startup[which], seconds = connector_round(
+                            startup[which], seconds, cpu = connector_round(
                                 worker, a, b, marks, topic, n, args.tasks, args.connector_class
                             )
                             conn_s.append(seconds)
+                            conn_cpu.append(cpu)
                         else:
-                            startup[which], seconds = raw_round(a, b, marks, topic, n)
+                            startup[which], seconds, cpu = raw_round(a, b, marks, topic, n)
                             raw_s.append(seconds)
+                            raw_cpu.append(cpu)
                     print(
                         f"  round {r}: raw {rate(n, raw_s[-1])}, connector {rate(n, conn_s[-1])}"
                         f"  (first record after: raw {startup['raw']:.2f} s, "
-                        f"connector {startup['connector']:.2f} s)"
+                        f"connector {startup['connector']:.2f} s; "
+                        f"CPU s: raw {raw_cpu[-1]:.2f}, connector {conn_cpu[-1]:.2f})"
                     )
             finally:
                 marks.close()
@@ -281,6 +303,11 @@ def main() -> int:
     print(f"  raw consume -> produce loop          {rate(n, raw_m)}")
     print(f"  MirrorSourceConnector (tasks.max={args.tasks})  {rate(n, conn_m)}")
     print(f"  ratio                                {raw_m / conn_m:.2f}x (target >= 0.7x)")
+    raw_c, conn_c = statistics.median(raw_cpu), statistics.median(conn_cpu)
+    print(
+        f"  CPU seconds over that span: raw {raw_c:.2f}, connector {conn_c:.2f}, "
+        f"ratio {raw_c / conn_c:.2f}x (medians)"
+    )
     return 0
 
 
