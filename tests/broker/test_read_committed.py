@@ -37,10 +37,11 @@ from tests.support import embedded_broker, unique
 from tests.wire import WireClient, sample_request
 
 T = TypeVar("T")
-# Recent timestamps: markers carry the broker's clock, and a segment rolls when its records
-# span more than segment.ms (a fetch reads one segment at a time).
-T0 = int(time.time() * 1000) - 60_000
-LATE = T0 + 120_000  # after the markers' timestamps
+# Recent timestamps, taken when a scenario is written (not at import: a test may run long
+# after its module was collected, e.g. under pytest-xdist): markers carry the broker's clock,
+# and a segment rolls when its records span more than segment.ms (a fetch reads one segment
+# at a time).
+LATE_MS = 60_000  # how far after the markers' timestamps the late records are
 COMMITTED_PID, ABORTED_PID, OPEN_PID = 1000, 2000, 3000
 HOUR_MS = 3_600_000
 
@@ -56,12 +57,19 @@ def on_broker(eb: EmbeddedBroker, fn: Callable[[Broker], T]) -> T:
     return asyncio.run_coroutine_threadsafe(call(), eb._loop).result(30)
 
 
-def batch(values: list[str], pid: int = -1, seq: int = -1, ts: int = T0, attributes: int = 0) -> bytes:
+def recent() -> int:
+    """A minute ago, in ms: a recent timestamp, before any marker written from now on."""
+    return int(time.time() * 1000) - 60_000
+
+
+def batch(
+    values: list[str], pid: int = -1, seq: int = -1, ts: int | None = None, attributes: int = 0
+) -> bytes:
     recs = [Record(i, i, f"key-{v}".encode(), v.encode()) for i, v in enumerate(values)]
     return build_batch(
         0,
         recs,
-        base_timestamp=ts,
+        base_timestamp=recent() if ts is None else ts,
         attributes=attributes,
         producer_id=pid,
         producer_epoch=0,
@@ -83,6 +91,8 @@ class Scenario:
     def __init__(self, eb: EmbeddedBroker) -> None:
         self.eb = eb
         self.topic = unique("rc")
+        self.t0 = recent()
+        self.late = self.t0 + 60_000 + LATE_MS  # after the markers' timestamps
         on_broker(eb, self._write)
 
     def _write(self, b: Broker) -> None:
@@ -90,15 +100,16 @@ class Scenario:
         plog = b.logs.get(self.topic, 0)
         assert plog is not None
         txn = TRANSACTIONAL
-        assert put(plog, batch(["p0"])) == 0
-        assert put(plog, batch(["c0", "c1"], COMMITTED_PID, 0, attributes=txn)) == 1
-        assert put(plog, batch(["a0"], ABORTED_PID, 0, attributes=txn)) == 3
-        assert put(plog, batch(["p1"])) == 4
-        assert put(plog, batch(["a1"], ABORTED_PID, 1, attributes=txn)) == 5
+        t0, late = self.t0, self.late
+        assert put(plog, batch(["p0"], ts=t0)) == 0
+        assert put(plog, batch(["c0", "c1"], COMMITTED_PID, 0, t0, txn)) == 1
+        assert put(plog, batch(["a0"], ABORTED_PID, 0, t0, txn)) == 3
+        assert put(plog, batch(["p1"], ts=t0)) == 4
+        assert put(plog, batch(["a1"], ABORTED_PID, 1, t0, txn)) == 5
         assert plog.append_marker(COMMITTED_PID, 0, True, 0) == 6
         assert plog.append_marker(ABORTED_PID, 0, False, 0) == 7
-        assert put(plog, batch(["o0"], OPEN_PID, 0, ts=LATE, attributes=txn)) == 8
-        assert put(plog, batch(["p2"], ts=LATE + 1)) == 9
+        assert put(plog, batch(["o0"], OPEN_PID, 0, late, txn)) == 8
+        assert put(plog, batch(["p2"], ts=late + 1)) == 9
         assert plog.last_stable_offset == 8
 
     def commit_open(self) -> None:
@@ -277,8 +288,8 @@ def test_list_offsets_read_committed_ends_at_the_lso(scenario: Scenario, version
     assert (offset(-1, 1), offset(-1, 0)) == (8, 10)
     assert (offset(-2, 1), offset(-2, 0)) == (0, 0)
     # A timestamp that lands past the LSO finds nothing for read_committed.
-    assert (offset(LATE, 1), offset(LATE, 0)) == (-1, 8)
-    assert offset(T0 + 1, 1) == 2  # c1 (offset 2, timestamp delta 1) is committed, below the LSO
+    assert (offset(scenario.late, 1), offset(scenario.late, 0)) == (-1, 8)
+    assert offset(scenario.t0 + 1, 1) == 2  # c1 (offset 2, timestamp delta 1) is committed, below the LSO
     if version >= 7:
         assert (offset(-3, 1), offset(-3, 0)) == (-1, 9)  # the newest record is p2, past the LSO
 
