@@ -63,7 +63,7 @@ system-deps: install
 demo: install
 	$(BIN)/sluiceway demo $(DEMO_ARGS)
 
-# Lint and types first: they take seconds, the suite about twenty minutes on 2 cores.
+# Lint and types first: they take seconds, the suite about half an hour on 2 cores.
 test: install system-deps lint typecheck
 	$(BIN)/python -m pytest
 
