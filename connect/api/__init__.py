@@ -78,7 +78,7 @@ from connect.api.record_columns import RecordColumns, StructColumn
 from connect.api.records import ConnectRecord, SinkRecord, SourceRecord, TimestampType, TopicPartition
 from connect.api.schema_projector import SchemaProjector
 from connect.api.sink_batch import RawForm, SinkRecordBatch, ValueRun
-from connect.api.source_batch import SourceRecordBatch
+from connect.api.source_batch import RecordMetadataBatch, SourceRecordBatch
 from connect.api.task import (
     ErrantRecordReporter,
     OffsetStorageReader,
@@ -125,6 +125,7 @@ __all__ = [
     "RawForm",
     "RecordColumns",
     "RecordMetadata",
+    "RecordMetadataBatch",
     "RetriableException",
     "Schema",
     "SchemaAndValue",

@@ -160,5 +160,15 @@ class HeaderConverter(ABC):
     @abstractmethod
     def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue: ...
 
+    def from_connect_header_rows(
+        self, topic: str, schema: Schema | None, rows: Sequence[Sequence[tuple[str, Any]] | None]
+    ) -> Sequence[Sequence[tuple[str, Any]] | None]:
+        """The batch form of ``from_connect_header``: every record's header pairs of a
+        column whose values are all of ``schema`` (a ``SourceRecordBatch``'s ``headers``),
+        as ``(key, bytes or None)`` pairs; a record with no headers stays None. By default
+        value by value; a converter may override it with a faster equal answer."""
+        convert = self.from_connect_header
+        return [[(k, convert(topic, k, schema, v)) for k, v in pairs] if pairs else None for pairs in rows]
+
     def close(self) -> None:  # noqa: B027 - optional hook
         pass

@@ -186,9 +186,10 @@ class SourceTask(Task):
         """The batch form of ``commit_record``, which the worker calls with the records
         acknowledged since its last call: ``records[i]`` as ``metadata[i]`` says. ``records``
         is a ``SourceRecordBatch`` (read its columns: no record is made) when the task
-        returned one. A task that overrides it overrides ``commit_record`` too, with the
-        same effect record by record (either may be called). By default,
-        ``commit_record`` for each."""
+        returned one, and ``metadata`` then a ``RecordMetadataBatch`` (read its ``offsets``
+        column: no ``RecordMetadata`` is made). A task that overrides it overrides
+        ``commit_record`` too, with the same effect record by record (either may be called).
+        By default, ``commit_record`` for each."""
         for record, meta in zip(records, metadata, strict=True):
             self.commit_record(record, meta)
 

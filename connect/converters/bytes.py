@@ -81,8 +81,7 @@ class ByteArrayConverter(Converter, HeaderConverter):
             v is None or type(v) is bytes for pairs in rows if pairs for _, v in pairs
         ):
             return rows
-        convert = self.from_connect_header
-        return [[(k, convert(topic, k, schema, v)) for k, v in pairs] if pairs else None for pairs in rows]
+        return super().from_connect_header_rows(topic, schema, rows)
 
     def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
         return self.to_connect_data(topic, value)

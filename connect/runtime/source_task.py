@@ -612,16 +612,11 @@ class WorkerSourceTask(WorkerTask):
             headers: list[Any]
             pairs = self._header_pairs
             if pairs is not None:
-                convert, schema = self.header_converter.from_connect_header, self._header_schema
-                # A converter's batch form where it has one (ByteArrayConverter: bytes pass as
-                # they are, benchmarks/mirror.py); HeaderConverter has no such method yet.
-                rows_from = getattr(self.header_converter, "from_connect_header_rows", None)
-                if rows_from is not None:
-                    headers = list(rows_from(topic, schema, pairs))
-                else:
-                    headers = [
-                        [(k, convert(topic, k, schema, v)) for k, v in p] if p else None for p in pairs
-                    ]
+                # The converter's batch form (ByteArrayConverter: bytes pass as they are,
+                # benchmarks/mirror.py).
+                headers = list(
+                    self.header_converter.from_connect_header_rows(topic, self._header_schema, pairs)
+                )
             else:
                 shared = columns.headers[0]
                 headers = [self._headers(topic, shared) if shared is not None else None] * n
