@@ -16,14 +16,13 @@ describe's unhandled TimeoutError answered a plain-text 500, connections reset).
 from __future__ import annotations
 
 import json
-import threading
 import uuid
-from collections import Counter
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.hammer import RequestHammer
 from tests.schema_registry.test_kill9 import RegistryProcess
 from tests.support import BrokerProcess, free_port, wait_until
 
@@ -42,59 +41,6 @@ def schema(n: int) -> str:
     """Version ``n`` of a record that only ever gains fields with defaults (FULL-compatible)."""
     fields = [{"name": f"f{i}", "type": "string", "default": ""} for i in range(n)]
     return json.dumps({"type": "record", "name": "R", "fields": [{"name": "id", "type": "long"}, *fields]})
-
-
-class Hammer:
-    """``threads`` threads per registry registering schemas over and over until stopped;
-    counts the answers by (registry, status), and remembers whether a registry stopped
-    answering."""
-
-    def __init__(self, urls: list[str], threads: int) -> None:
-        self.answers: Counter[tuple[str, int]] = Counter()
-        self.refused: list[str] = []  # a registry did not answer at all (its process is gone)
-        self.odd_bodies: list[str] = []  # errors not in the registry's error body
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._threads = [
-            threading.Thread(target=self._run, args=(u,), daemon=True) for u in urls for _ in range(threads)
-        ]
-
-    def __enter__(self) -> Hammer:
-        for t in self._threads:
-            t.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        for t in self._threads:
-            t.join(120)
-
-    def total(self) -> int:
-        with self._lock:
-            return sum(self.answers.values())
-
-    def taken(self, url: str) -> int:
-        """Writes through ``url`` that were taken (200)."""
-        with self._lock:
-            return self.answers[(url, 200)]
-
-    def _run(self, url: str) -> None:
-        n = 0
-        # Longer than a forwarded write's wait for a primary (rest._FORWARD_WAIT_S).
-        with httpx.Client(base_url=url, timeout=120) as http:
-            while not self._stop.is_set():
-                try:
-                    r = http.post(f"/subjects/{SUBJECT}/versions", json={"schema": schema(n % 4)})
-                except httpx.TransportError as exc:
-                    with self._lock:
-                        self.refused.append(f"{url}: {exc!r}")
-                    self._stop.wait(0.2)
-                    continue
-                n += 1
-                with self._lock:
-                    if r.status_code != 200 and not _registry_error(r):
-                        self.odd_bodies.append(f"{url} {r.status_code} {r.text[:300]}")
-                    self.answers[(url, r.status_code)] += 1
 
 
 def _registry_error(r: httpx.Response) -> bool:
@@ -148,7 +94,11 @@ def test_registries_outlive_broker_restarts_under_forwarded_writes(tmp_path: Pat
 
         # Several writes at once through each: the follower has lookups of the primary under
         # way most of the time, so some meet the dropped connections.
-        with Hammer([r.url for r in registries], threads=3) as hammer:
+        def register(http: httpx.Client, n: int) -> httpx.Response:
+            return http.post(f"/subjects/{SUBJECT}/versions", json={"schema": schema(n % 4)})
+
+        targets = [(r.url, register) for r in registries for _ in range(3)]
+        with RequestHammer(targets, _registry_error) as hammer:
             for _ in range(ROUNDS):
                 # A write taken through each registry (the follower's forwarded) with the
                 # broker up, before it goes away again.
@@ -179,10 +129,10 @@ def test_registries_outlive_broker_restarts_under_forwarded_writes(tmp_path: Pat
         # Every version through the follower and the primary alike (the hammer may not have
         # got every one of them in while the broker was up).
         for n in range(4):
-            r = httpx.post(
+            resp = httpx.post(
                 f"{registries[n % 2].url}/subjects/{SUBJECT}/versions", json={"schema": schema(n)}, timeout=60
             )
-            assert r.status_code == 200, r.text
+            assert resp.status_code == 200, resp.text
         versions = [httpx.get(f"{r.url}/subjects/{SUBJECT}/versions", timeout=10).json() for r in registries]
         assert versions[0] == [1, 2, 3, 4], versions
         wait_until(

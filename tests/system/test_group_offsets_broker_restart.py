@@ -12,8 +12,6 @@ assertion (exit -6) in the first or second restart, in each of two runs.
 
 from __future__ import annotations
 
-import threading
-from collections import Counter
 from pathlib import Path
 
 import httpx
@@ -21,6 +19,7 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]  # re-exported untyped
 
+from tests.hammer import Request, RequestHammer
 from tests.support import BrokerProcess, StandaloneWorkerProcess, free_port, wait_until, write_props
 
 pytestmark = pytest.mark.slow
@@ -33,59 +32,20 @@ ROUNDS = 3
 ANSWERS_WHILE_DOWN = 6
 
 
-class Hammer:
-    """Threads asking the group offset endpoints over and over until stopped; counts the
-    answers by status code, and remembers whether the worker stopped answering."""
-
-    def __init__(self, rest: str, paths: list[str]) -> None:
-        self.rest = rest
-        self.paths = paths
-        self.answers: Counter[int] = Counter()
-        self.refused = 0  # the worker's port did not answer: it is gone
-        self.odd_bodies: list[str] = []  # errors not in Kafka Connect's error body
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._threads = [threading.Thread(target=self._run, args=(p,), daemon=True) for p in paths]
-
-    def __enter__(self) -> Hammer:
-        for t in self._threads:
-            t.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        for t in self._threads:
-            t.join(120)
-
-    def total(self) -> int:
-        with self._lock:
-            return sum(self.answers.values())
-
-    def _run(self, path: str) -> None:
-        with httpx.Client(base_url=self.rest, timeout=120) as http:
-            while not self._stop.is_set():
-                try:
-                    r = http.get(path)
-                    status = r.status_code
-                    if status != 200 and not _connect_error(r, status):
-                        with self._lock:
-                            self.odd_bodies.append(f"{status} {r.text[:300]}")
-                except httpx.TransportError:
-                    with self._lock:
-                        self.refused += 1
-                    self._stop.wait(0.2)
-                    continue
-                with self._lock:
-                    self.answers[status] += 1
+def _get(path: str) -> Request:
+    return lambda http, _n: http.get(path)
 
 
-def _connect_error(r: httpx.Response, status: int) -> bool:
+def _connect_error(r: httpx.Response) -> bool:
+    """Kafka Connect's error body."""
     try:
         body = r.json()
     except ValueError:
         return False
     return (
-        isinstance(body, dict) and body.get("error_code") == status and isinstance(body.get("message"), str)
+        isinstance(body, dict)
+        and body.get("error_code") == r.status_code
+        and isinstance(body.get("message"), str)
     )
 
 
@@ -154,7 +114,8 @@ def test_worker_outlives_broker_restarts_under_group_offset_reads(tmp_path: Path
         wait_until(committed_and_listed, 90, interval=0.2, message="the sink's committed offset")
 
         paths = ["/connectors/sink/offsets", f"/sluiceway/topics/{TOPIC}", "/connectors/sink/offsets"]
-        with Hammer(rest, paths) as hammer:
+        targets = [(rest, _get(p)) for p in paths]
+        with RequestHammer(targets, _connect_error) as hammer:
             for _ in range(ROUNDS):
                 up = hammer.total()
                 wait_until(
@@ -173,10 +134,11 @@ def test_worker_outlives_broker_restarts_under_group_offset_reads(tmp_path: Path
                 assert proc.poll() is None, f"the worker died with its broker ({proc.returncode}):\n{log()}"
                 broker.start()
             assert proc.poll() is None, f"the worker exited ({proc.returncode}):\n{log()}"
-        assert hammer.refused == 0, f"the worker stopped answering:\n{log()}"
+        assert hammer.refused == [], f"the worker stopped answering: {hammer.refused[:3]}\n{log()}"
         # Answers while the broker was away are errors in Kafka Connect's body.
-        assert set(hammer.answers) <= {200, 500}, hammer.answers
-        assert hammer.answers[500] > 0, "no request met the stopped broker"
+        statuses = hammer.statuses()
+        assert set(statuses) <= {200, 500}, statuses
+        assert statuses[500] > 0, "no request met the stopped broker"
         assert hammer.odd_bodies == [], hammer.odd_bodies[:3]
 
         wait_until(
