@@ -10,7 +10,8 @@ A throwaway PostgreSQL (wal_level=logical, tests/databases.py) holds a table of
   loop with SQLAlchemy and produces each row as JSON with confluent-kafka. Both are
   timed from the first record in the topic to the last; JSON without schemas both ways.
 - cdc throughput: PostgresCdcSourceConnector streams ``--cdc-rows`` inserted in one
-  statement; timed from the commit until the last change is in the topic.
+  statement; timed from the commit until the last change is in the topic. ``--rounds``
+  interleaved rounds, each in databases, slots and topics of its own; medians.
   The baseline reads the same pgoutput stream with psycopg2's replication cursor, decodes
   each insert's columns and produces a JSON change event with confluent-kafka.
 - cdc latency: rows inserted at ``--cdc-rate`` per second (transactions of 10), each
@@ -187,8 +188,8 @@ def warm_up(
     raise TimeoutError(f"no change event from {name}: {status}")
 
 
-def cdc_throughput(worker: Worker, pg: PostgresServer, bootstrap: str, rows: int) -> float:
-    db, name = "cdc_throughput", "cdc-tp"
+def cdc_throughput(worker: Worker, pg: PostgresServer, bootstrap: str, rows: int, round_: int = 0) -> float:
+    db, name = f"cdc_throughput_{round_}", f"cdc-tp-{round_}"
     pg.execute(f"CREATE DATABASE {db}")
     pg.execute("CREATE TABLE cdc_rows (id bigserial PRIMARY KEY, account text, amount numeric(12,2))", db)
     cdc_connector(worker, pg, db, name)
@@ -209,13 +210,13 @@ def cdc_throughput(worker: Worker, pg: PostgresServer, bootstrap: str, rows: int
     return seconds
 
 
-def raw_cdc(pg: PostgresServer, bootstrap: str, rows: int) -> float:
+def raw_cdc(pg: PostgresServer, bootstrap: str, rows: int, round_: int = 0) -> float:
     """psycopg2's replication cursor reading pgoutput, each insert decoded and produced as a
     JSON change event with confluent-kafka: what the connector does, minus Connect."""
     import psycopg2
     import psycopg2.extras
 
-    db, topic = "cdc_raw", "raw-cdc"
+    db, topic = f"cdc_raw_{round_}", f"raw-cdc-{round_}"
     pg.execute(f"CREATE DATABASE {db}")
     pg.execute("CREATE TABLE cdc_rows (id bigserial PRIMARY KEY, account text, amount numeric(12,2))", db)
     pg.execute("CREATE PUBLICATION raw_pub FOR TABLE cdc_rows", db)
@@ -228,9 +229,11 @@ def raw_cdc(pg: PostgresServer, bootstrap: str, rows: int) -> float:
         connection_factory=psycopg2.extras.LogicalReplicationConnection,
     )
     cur = conn.cursor()
-    cur.create_replication_slot("raw_slot", output_plugin="pgoutput")
+    cur.create_replication_slot(f"raw_slot_{round_}", output_plugin="pgoutput")
     cur.start_replication(
-        slot_name="raw_slot", decode=False, options={"proto_version": "1", "publication_names": "raw_pub"}
+        slot_name=f"raw_slot_{round_}",
+        decode=False,
+        options={"proto_version": "1", "publication_names": "raw_pub"},
     )
     p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True, "linger.ms": 5})
     p.list_topics(topic, timeout=10)
@@ -376,8 +379,9 @@ def main() -> int:
     n = args.rows
     with tempfile.TemporaryDirectory(prefix="sluiceway-jdbc-bench-") as tmp, PostgresServer(PRODUCTION) as pg:
         work = Path(tmp)
-        print(f"loading {n:,} rows into PostgreSQL on port {pg.port} ...")
-        load_table(pg, "bench", n)
+        if "query" in parts:  # (CDC streams tables of its own)
+            print(f"loading {n:,} rows into PostgreSQL on port {pg.port} ...")
+            load_table(pg, "bench", n)
         with broker_process() as (bootstrap, _broker):
             worker = Worker(work, bootstrap)
             try:
@@ -389,9 +393,16 @@ def main() -> int:
                     raw.append(raw_query(pg, "bench", bootstrap, topic, n, args.batch))
                     conn.append(connector_query(worker, pg, "bench", bootstrap, f"jdbc-{r}", n, args.batch))
                     print(f"  round {r}: raw {rate(n, raw[-1])}, connector {rate(n, conn[-1])}")
-                if "cdc" in parts:
-                    tp = cdc_throughput(worker, pg, bootstrap, args.cdc_rows)
-                    raw_tp = raw_cdc(pg, bootstrap, args.cdc_rows)
+                # Interleaved rounds for CDC too: the raw loop alone moves by a third run to run.
+                cdc_raw, cdc_conn = [], []
+                for r in range(args.rounds if "cdc" in parts else 0):
+                    cdc_conn.append(cdc_throughput(worker, pg, bootstrap, args.cdc_rows, r))
+                    cdc_raw.append(raw_cdc(pg, bootstrap, args.cdc_rows, r))
+                    print(
+                        f"  cdc round {r}: raw {rate(args.cdc_rows, cdc_raw[-1])}, "
+                        f"connector {rate(args.cdc_rows, cdc_conn[-1])}, "
+                        f"ratio {cdc_raw[-1] / cdc_conn[-1]:.2f}x"
+                    )
                 if "cdc" in parts or "cdc-latency" in parts:
                     lat = cdc_latency(worker, pg, bootstrap, args.cdc_rate, args.cdc_seconds)
             finally:
@@ -407,7 +418,11 @@ def main() -> int:
         print(f"  JdbcSourceConnector        {rate(n, conn_s)}")
         print(f"  ratio                      {raw_s / conn_s:.2f}x (target >= 0.7x, and >= 50,000 rows/s)")
     if "cdc" in parts:
-        print(f"cdc throughput, {args.cdc_rows:,} rows in one statement, commit -> last in the topic")
+        tp, raw_tp = statistics.median(cdc_conn), statistics.median(cdc_raw)
+        print(
+            f"cdc throughput, {args.cdc_rows:,} rows in one statement, commit -> last in the topic "
+            f"(medians of {args.rounds} rounds)"
+        )
         print(f"  raw pgoutput read + produce {rate(args.cdc_rows, raw_tp)}")
         print(f"  PostgresConnector           {rate(args.cdc_rows, tp)}")
         print(f"  ratio                       {raw_tp / tp:.2f}x (target >= 0.5x, and >= 30,000 changes/s)")
