@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import functools
 from collections.abc import Callable, Sequence
+from types import CodeType
 from typing import Any
 
 import orjson
@@ -96,6 +97,14 @@ def struct_writer(schema: Schema, fields: list[tuple[str, Writer]]) -> Writer:
     return fast_struct_writer(schema, plan, write_struct_checked)
 
 
+@functools.lru_cache(maxsize=1024)
+def _compiled(source: str) -> CodeType:
+    """``source`` compiled once: generated writers differ in their namespaces far more often
+    than in their code (a CDC poll's envelope has new constants and a nested struct's
+    writer made again each time; compiling cost ~0.2 us a change in ``benchmarks/jdbc_source.py``)."""
+    return compile(source, "<string>", "exec")
+
+
 @functools.lru_cache(maxsize=256)
 def row_writer(
     names: tuple[str, ...],
@@ -122,7 +131,7 @@ def row_writer(
         params = ", ".join(f"x{i}" for i in range(len(names)))
         items = ", ".join(f"k{i}: x{i}" for i in range(len(names)))
         namespace.update({f"k{i}": name for i, name in enumerate(names)})
-        exec(f"def row({params}):\n    return _dumps({{{items}}})\n", namespace)
+        exec(_compiled(f"def row({params}):\n    return _dumps({{{items}}})\n"), namespace)
     else:
         # orjson writes a dict as {"k":v,...} with no spaces: the same bytes in pieces.
         pieces: list[str] = []  # code: names of byte segments and dumps calls
@@ -138,7 +147,7 @@ def row_writer(
             segment = b""
         namespace[f"s{len(pieces)}"] = segment + b"}"
         pieces.append(f"s{len(pieces)}")
-        exec(f"def row({', '.join(args)}):\n    return {' + '.join(pieces)}\n", namespace)
+        exec(_compiled(f"def row({', '.join(args)}):\n    return {' + '.join(pieces)}\n"), namespace)
     row: Callable[..., bytes] = namespace["row"]
     return row
 
@@ -199,6 +208,6 @@ def fast_struct_writer(
         "            pass\n"
         "    return _checked(v)\n"
     )
-    exec(source, namespace)  # generated from field positions only: names are values
+    exec(_compiled(source), namespace)  # generated from field positions only: names are values
     write_struct: Writer = namespace["write_struct"]
     return write_struct
