@@ -20,8 +20,9 @@ What each change becomes (Debezium's PostgreSQL semantics):
 - ``skipped.operations`` (default ``t``) drops those kinds.
 
 Runs: inserts, and updates that carry no old row, into one table come in long runs (a
-bulk insert, a batch job). ``append`` takes such a change into the open *run* instead,
-kept as its texts and positions, and ``take_run`` turns the run into one
+bulk insert, a batch job). ``append`` (``take``) takes such a change into the open *run*
+instead, kept as its message and LSN (an insert that continues the run, ``take_insert``,
+as its payload, undecoded), and ``take_run`` turns the run into one
 ``SourceRecordBatch`` whose keys and envelopes are ``StructColumn``s, parsed a column at a
 time: no record, struct or call per change until something reads one
 (``benchmarks/jdbc_source.py`` pays for this). Its records equal those ``handle`` makes
@@ -36,9 +37,10 @@ I/O (the catalog), behind the ``describe`` callable.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from connect.api import DataException, Headers, SourceRecord, Struct
 from connectors.jdbc.cdc.events import (
@@ -61,6 +63,8 @@ from connectors.jdbc.cdc.pgoutput import (
     Relation,
     Truncate,
     Update,
+    inserted_row,
+    new_columns,
 )
 from connectors.jdbc.cdc.table_model import TableModel
 
@@ -79,16 +83,81 @@ class _Transaction:
 
 
 @dataclass(slots=True)
+class _Segment:
+    """The changes of one transaction in a run: from the run's change ``start`` on, the
+    first being the transaction's change ``first_index``; ``last_commit_lsn`` as it was."""
+
+    start: int
+    transaction: _Transaction
+    first_index: int
+    last_commit_lsn: int | None
+
+
+@dataclass(slots=True)
 class _Run:
-    """Changes of one table taken by ``append``, in order: what ``take_run`` makes a batch of."""
+    """Changes of one table taken by ``append``, in order: what ``take_run`` makes a batch
+    of. Per change only its message and LSN; what its transaction gives, per segment."""
 
     table: TableModel
-    messages: list[Insert | Update] = field(default_factory=list)
+    relation_id: int
+    #: Per change its message, or the payload of an insert ``take_insert`` took undecoded.
+    messages: list[Insert | Update | bytes] = field(default_factory=list)
     lsns: list[int] = field(default_factory=list)
-    transactions: list[_Transaction] = field(default_factory=list)
-    indexes: list[int] = field(default_factory=list)
-    sequences: list[str] = field(default_factory=list)
-    offsets: list[Mapping[str, Any]] = field(default_factory=list)
+    segments: list[_Segment] = field(default_factory=list)
+    transaction: _Transaction | None = None  # the last segment's
+    #: How the payload of an insert that continues the run starts (Insert, its relation id,
+    #: N); None until the run has an insert, and after a Relation message.
+    insert_prefix: bytes | None = None
+
+    def changes(self) -> Iterator[tuple[Insert | Update, int, _Transaction, int, str]]:
+        """Each change with its transaction, index in it and ``sequence``."""
+        bounds = [s.start for s in self.segments[1:]] + [len(self.messages)]
+        for segment, end in zip(self.segments, bounds, strict=True):
+            txn, index = segment.transaction, segment.first_index
+            for i in range(segment.start, end):
+                lsn, m = self.lsns[i], self.messages[i]
+                message = Insert(self.relation_id, inserted_row(m)) if type(m) is bytes else m
+                yield message, lsn, txn, index, sequence(segment.last_commit_lsn, lsn)  # type: ignore[misc]
+                index += 1
+
+
+class _RunOffsets(Sequence[Mapping[str, Any]]):
+    """A run's source offsets, each made when read: the worker reads a few (where a poll's
+    offsets start and end), so a dict per change would be made for nothing
+    (``benchmarks/jdbc_source.py``)."""
+
+    __slots__ = ("_lsns", "_segments")
+
+    def __init__(self, lsns: list[int], segments: list[_Segment]) -> None:
+        self._lsns = lsns
+        self._segments = segments
+
+    def __len__(self) -> int:
+        return len(self._lsns)
+
+    @overload
+    def __getitem__(self, i: int) -> Mapping[str, Any]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Mapping[str, Any]]: ...
+    def __getitem__(self, i: int | slice) -> Mapping[str, Any] | list[Mapping[str, Any]]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(len(self._lsns))[i]]
+        n = len(self._lsns)
+        if not -n <= i < n:
+            raise IndexError(f"offset {i} of a run of {n}")
+        if i < 0:
+            i += n
+        segment = self._segments[bisect_right(self._segments, i, key=_segment_start) - 1]
+        txn = segment.transaction
+        index = segment.first_index + i - segment.start
+        return stream_offset(self._lsns[i], txn.commit_lsn, txn.xid, txn.commit_time_us, index, _MAIN)
+
+    def __contains__(self, value: object) -> bool:
+        return value is not None and any(value == o for o in self)
+
+
+def _segment_start(segment: _Segment) -> int:
+    return segment.start
 
 
 class ChangeStream:
@@ -136,20 +205,23 @@ class ChangeStream:
 
     def appendable(self, message: Message) -> bool:
         """Whether ``append`` would take ``message`` into the open run (or start one)."""
+        return self._table_to_append(message) is not None
+
+    def _table_to_append(self, message: Message) -> TableModel | None:
         if type(message) is Insert:
             op = "c"
         elif type(message) is Update and message.old is None:
             op = "u"
         else:
-            return False
+            return None
         txn = self.transaction
         table = self.tables.get(message.relation_id)
         if txn is None or table is None or op in self.skipped:
-            return False  # handle() raises, drops or skips it
+            return None  # handle() raises, drops or skips it
         run = self._run
         if run is not None:
             if run.table is not table:
-                return False
+                return None
         else:
             # (With a run open, positions only grew since skip_to was last passed.)
             skip = self.skip_to
@@ -158,54 +230,105 @@ class ChangeStream:
                 skip.event,
                 skip.part,
             ):
-                return False
-        return UNCHANGED_TOAST not in message.new
+                return None
+        return None if UNCHANGED_TOAST in message.new else table
 
-    def append(self, message: Insert | Update, lsn: int) -> Mapping[str, Any]:
-        """Take a change ``appendable`` approved into the open run; the source offset of its record."""
-        txn = self.transaction
+    def append(self, message: Insert | Update, lsn: int) -> None:
+        """Take a change ``appendable`` approved into the open run."""
         table = self.tables[message.relation_id]
-        assert txn is not None and table is not None
+        assert table is not None
+        self._append(table, message, lsn)
+
+    def take(self, message: Message, lsn: int) -> bool:
+        """``append`` ``message`` if ``appendable``; whether it did (the task's one call per change)."""
+        table = self._table_to_append(message)
+        if table is None:
+            return False
+        self._append(table, message, lsn)  # type: ignore[arg-type]  # an Insert or Update, as checked
+        return True
+
+    def _append(self, table: TableModel, message: Insert | Update, lsn: int) -> None:
+        # The change's source offset is made only if read (pending_offset, the batch's).
+        txn = self.transaction
+        assert txn is not None
         run = self._run
         if run is None:
-            run = self._run = _Run(table)
-        index = txn.changes
+            run = self._run = _Run(table, message.relation_id)
+        if run.transaction is not txn:
+            run.segments.append(_Segment(len(run.messages), txn, txn.changes, self.last_commit_lsn))
+            run.transaction = txn
         txn.changes += 1
-        offset = stream_offset(lsn, txn.commit_lsn, txn.xid, txn.commit_time_us, index, _MAIN)
         run.messages.append(message)
         run.lsns.append(lsn)
-        run.transactions.append(txn)
-        run.indexes.append(index)
-        run.sequences.append(sequence(self.last_commit_lsn, lsn))
-        run.offsets.append(offset)
-        return offset
+        if run.insert_prefix is None and type(message) is Insert:
+            run.insert_prefix = b"I" + message.relation_id.to_bytes(4, "big") + b"N"
+
+    def take_insert(self, payload: bytes, lsn: int) -> bool:
+        """Take into the open run, undecoded, an insert payload that continues it (the run's
+        table, the same transaction); whether it did. Its row is read in ``take_run``, all
+        the run's at once; a malformed one fails there as ``decode`` would have here. Half
+        of a change's cost before the converter in ``benchmarks/jdbc_source.py``."""
+        run = self._run
+        if (
+            run is None
+            or run.insert_prefix is None
+            or payload[:6] != run.insert_prefix
+            or run.transaction is not self.transaction
+        ):
+            return False
+        run.transaction.changes += 1  # type: ignore[union-attr]  # the open transaction, as checked
+        run.messages.append(payload)
+        run.lsns.append(lsn)
+        return True
+
+    def pending_offset(self) -> Mapping[str, Any] | None:
+        """The source offset of the open transaction's last change if the open run has it
+        (the task tells its ``CommitTracker`` before the transaction's Commit), else None."""
+        run, txn = self._run, self.transaction
+        if run is None or txn is None or run.transaction is not txn:
+            return None
+        return _RunOffsets(run.lsns, run.segments)[-1]
 
     def take_run(self) -> Sequence[SourceRecord]:
         """The open run's records (a ``SourceRecordBatch``; empty without a run), and no run."""
         run, self._run = self._run, None
         if run is None:
             return []
-        txns = run.transactions
+        lsns, segments = run.lsns, run.segments
+        n = len(lsns)
+        last = segments[-1]
         # Records at or below this are not made again (the run's last change, all its parts);
         # set here, not per change, as nothing reads it while a run is open.
-        self.skip_to = StreamPosition(txns[-1].commit_lsn, run.indexes[-1], _CREATE)
+        self.skip_to = StreamPosition(
+            last.transaction.commit_lsn, last.first_index + n - 1 - last.start, _CREATE
+        )
+        commit_times: list[int] = []
+        txids: list[int] = []
+        sequences: list[str] = []
+        bounds = [s.start for s in segments[1:]] + [n]
+        for segment, end in zip(segments, bounds, strict=True):
+            txn, count = segment.transaction, end - segment.start
+            commit_times += [txn.commit_time_us] * count
+            txids += [txn.xid] * count
+            last_commit = segment.last_commit_lsn
+            head = '["' + str(last_commit) + '","' if last_commit is not None else '[null,"'
+            sequences += [f'{head}{lsn}"]' for lsn in lsns[segment.start : end]]
+        messages = run.messages
         changes = RowChanges(
-            ops=["c" if type(m) is Insert else "u" for m in run.messages],
-            rows=[m.new for m in run.messages],
-            lsns=run.lsns,
-            commit_times_us=[t.commit_time_us for t in txns],
-            txids=[t.xid for t in txns],
-            sequences=run.sequences,
-            offsets=run.offsets,
+            ops=["u" if type(m) is Update else "c" for m in messages],
+            columns=new_columns(messages, len(run.table.columns)),
+            lsns=lsns,
+            commit_times_us=commit_times,
+            txids=txids,
+            sequences=sequences,
+            offsets=_RunOffsets(lsns, segments),
         )
         batch = self.events.row_changes(run.table, changes)
         if batch is not None:
             return batch
         # A column did not parse: the records one by one, which names the value that failed.
         out: list[SourceRecord] = []
-        for message, lsn, txn, index, seq in zip(
-            run.messages, run.lsns, txns, run.indexes, run.sequences, strict=True
-        ):
+        for message, lsn, txn, index, seq in run.changes():
             out += self._change(message, lsn, txn, index, seq, None, run.table)
         return out
 
@@ -218,6 +341,8 @@ class ChangeStream:
             self.last_commit_lsn = message.commit_lsn
             return []
         if isinstance(message, Relation):
+            if self._run is not None:
+                self._run.insert_prefix = None  # its inserts are checked against the new model
             self.tables[message.relation_id] = self.describe(message)
             return []
         if isinstance(message, Insert | Update | Delete | Truncate):

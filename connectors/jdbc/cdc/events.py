@@ -41,6 +41,7 @@ from connect.api import (
     Struct,
     StructColumn,
 )
+from connectors.jdbc.cdc.values import COLUMN_PARSERS
 from connectors.jdbc.debezium.records import RecordBuilder
 from connectors.jdbc.debezium.source_block import snapshot_enum_schema, source_block_builder
 
@@ -119,17 +120,17 @@ class SourcePosition:
 @dataclass(frozen=True, slots=True)
 class RowChanges:
     """Streamed inserts (``c``) and updates without an old row (``u``) of one table, as
-    columns: row ``i`` is ``ops[i]`` of the row ``rows[i]`` (texts in the table's column
-    order), read at ``lsns[i]`` in transaction ``txids[i]`` committed at
+    columns: row ``i`` is ``ops[i]`` of the row whose texts are ``columns[j][i]`` (in the
+    table's column order), read at ``lsns[i]`` in transaction ``txids[i]`` committed at
     ``commit_times_us[i]``, with Debezium's ``sequences[i]`` and source offset ``offsets[i]``."""
 
     ops: list[str]
-    rows: list[tuple[Any, ...]]
+    columns: list[list[Any]]
     lsns: list[int]
     commit_times_us: list[int]
     txids: list[int]
     sequences: list[str]
-    offsets: list[Mapping[str, Any]]
+    offsets: Sequence[Mapping[str, Any]]
 
 
 class _Unparsed(Exception):
@@ -145,7 +146,8 @@ def _parse_column(conversion: Conversion | None, texts: Sequence[Any]) -> list[A
     kinds = set(map(type, texts))
     try:
         if kinds == {str}:
-            values = list(map(conversion.parse, texts))
+            bulk = COLUMN_PARSERS.get(conversion.parse)
+            values = bulk(texts) if bulk is not None else list(map(conversion.parse, texts))
         elif kinds <= {str, type(None)} and schema.optional:
             parse = conversion.parse
             values = [None if t is None else parse(t) for t in texts]
@@ -239,8 +241,8 @@ class EventBuilder(RecordBuilder):
         envelopes whose ``after`` and ``source`` are columns too): the records ``change``
         makes one by one, with the processing time read once for the batch. None when a
         column does not parse column-wise (the caller makes the records one by one)."""
-        n = len(changes.rows)
-        columns = list(zip(*changes.rows, strict=True))
+        n = len(changes.lsns)
+        columns = changes.columns
         try:
             after: list[Sequence[Any]] = [
                 _parse_column(table.columns[i].value, columns[i]) for i in table.value_indexes

@@ -13,6 +13,7 @@ when forced). Errors are translated by ``faults``.
 from __future__ import annotations
 
 import select
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,9 +56,14 @@ class ReplicationStream:
         self.status_interval_s = status_interval_s
         self._conn: Any = None
         self._cursor: Any = None
+        self._read_errors: tuple[type[BaseException], ...] = (OSError, ValueError)
         self.streaming = False
 
     def open(self) -> None:
+        import psycopg2
+
+        # Caught per message read: named once here, not imported per call.
+        self._read_errors = (psycopg2.Error, OSError, ValueError)
         self._conn = connect(self.settings, replication=True)
         self._cursor = self._conn.cursor()
 
@@ -96,18 +102,32 @@ class ReplicationStream:
 
     def read(self, timeout_s: float) -> ReplicationMessage | None:
         """The next message, waiting at most ``timeout_s`` for one to arrive (0: do not wait)."""
-        import psycopg2
-
         try:
             msg = self._cursor.read_message()
             if msg is None and timeout_s > 0:
                 select.select([self._conn], [], [], timeout_s)
                 msg = self._cursor.read_message()
-        except (psycopg2.Error, OSError, ValueError) as exc:
+        except self._read_errors as exc:
             raise self._fail(exc, f'reading from replication slot "{self.slot}"') from None
         if msg is None:
             return None
         return ReplicationMessage(msg.data_start, msg.payload)
+
+    def read_while(self, take: Callable[[bytes, int], bool], most: int) -> ReplicationMessage | None:
+        """Hand messages that have arrived to ``take`` (payload, LSN) while it takes them, at
+        most ``most``; the first one it does not take, or None. A run's inserts come this way:
+        no ``read`` call or message object each (``benchmarks/jdbc_source.py``)."""
+        read = self._cursor.read_message
+        try:
+            for _ in range(most):
+                msg = read()
+                if msg is None:
+                    return None
+                if not take(msg.payload, msg.data_start):
+                    return ReplicationMessage(msg.data_start, msg.payload)
+        except self._read_errors as exc:
+            raise self._fail(exc, f'reading from replication slot "{self.slot}"') from None
+        return None
 
     @property
     def wal_end(self) -> int:

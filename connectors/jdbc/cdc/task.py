@@ -24,8 +24,11 @@ record Kafka lacks, and nothing is lost; on restart, records up to the stored of
 skipped. (No ``commit_record``: a call per record would cost as much as making it.)
 
 Polls: a run of inserts (and updates without an old row) into one table comes back as
-one ``SourceRecordBatch`` of columns (``ChangeStream.append``); any other change ends the
-run and goes out in the next poll, as a list of records.
+one ``SourceRecordBatch`` of columns (``ChangeStream.take``; the inserts that follow in
+the same transaction are read by ``ReplicationStream.read_while`` and kept undecoded,
+``ChangeStream.take_insert``); any other change ends the run and goes out in the next
+poll, as a list of records. A run's source offsets are made when read, and its
+transaction's unit learns its last one once (at the Commit, or when the run is handed out).
 
 Threads: the worker calls ``poll`` and ``commit`` on the task thread;
 ``stop`` comes from another thread, so it takes the I/O lock before closing connections.
@@ -63,7 +66,7 @@ from connectors.jdbc.cdc.offsets import (
 )
 from connectors.jdbc.cdc.pgoutput import Begin, Commit, Message, Relation, decode
 from connectors.jdbc.cdc.publication import ensure_publication
-from connectors.jdbc.cdc.replication import ReplicationStream, SlotInUse
+from connectors.jdbc.cdc.replication import ReplicationMessage, ReplicationStream, SlotInUse
 from connectors.jdbc.cdc.slots import drop_slot, drop_slot_when_released, slot_state
 from connectors.jdbc.cdc.snapshot import SnapshotReader, SnapshotRow
 from connectors.jdbc.cdc.table_model import TableModel, build_table_model
@@ -448,31 +451,40 @@ class PostgresCdcSourceTask(SerialSourceTask):
         limit = self.config.max_batch_size
         wait_s = self.config.poll_interval_ms / 1000
         tracker = self.tracker
+        message: ReplicationMessage | None = None  # read by _extend_run, not taken
         while len(records) + changes.run_length < limit and not self._stopping.is_set():
             if self._deferred is not None:
                 decoded, lsn = self._deferred
                 self._deferred = None
             else:
-                message = stream.read(wait_s if not records and not changes.run_length and wait_s else 0)
-                wait_s = 0
+                if message is None:
+                    message = stream.read(wait_s if not records and not changes.run_length and wait_s else 0)
+                    wait_s = 0
                 if message is None:
                     if not changes.in_transaction:
                         # Nothing pending: everything the server sent before its WAL end has been read.
                         self._safe_lsn = max(self._safe_lsn, stream.wal_end)
                     break
                 decoded, lsn = decode(message.payload), message.lsn
-            if changes.appendable(decoded):
-                if records:
+                message = None
+            if records:
+                if changes.appendable(decoded):
                     self._deferred = (decoded, lsn)  # a run starts in a poll of its own
                     break
-                assert self._txn_unit is not None
-                tracker.emitted(self._txn_unit, changes.append(decoded, lsn))  # type: ignore[arg-type]
+            elif changes.take(decoded, lsn):
+                message = self._extend_run(stream, changes, limit)
                 continue
             if changes.run_length and not isinstance(decoded, Begin | Commit | Relation):
                 self._deferred = (decoded, lsn)  # a change the run cannot take ends the run
                 break
             if isinstance(decoded, Begin):
                 self._txn_unit = tracker.open()
+            elif isinstance(decoded, Commit) and changes.run_length:
+                # The run's changes of this transaction: its unit's last record, told once.
+                pending = changes.pending_offset()
+                if pending is not None:
+                    assert self._txn_unit is not None
+                    tracker.emitted(self._txn_unit, pending)
             out = changes.handle(decoded, lsn)
             if out:
                 unit = self._txn_unit
@@ -484,8 +496,14 @@ class PostgresCdcSourceTask(SerialSourceTask):
                 tracker.close(self._txn_unit, decoded.end_lsn)
                 self._txn_unit = None
                 self._safe_lsn = max(self._safe_lsn, decoded.end_lsn)
+        if message is not None:  # (stopping) read after a run: the next poll's
+            self._deferred = (decode(message.payload), message.lsn)
         self._backoff_s = FIRST_BACKOFF_S
         if changes.run_length:
+            pending = changes.pending_offset()  # the open transaction's records in the run
+            if pending is not None:
+                assert self._txn_unit is not None
+                tracker.emitted(self._txn_unit, pending)
             run = changes.take_run()
             changes.delivered()
             return run
@@ -494,6 +512,15 @@ class PostgresCdcSourceTask(SerialSourceTask):
             records.append(heartbeat)
         changes.delivered()
         return records
+
+    @staticmethod
+    def _extend_run(
+        stream: ReplicationStream, changes: ChangeStream, limit: int
+    ) -> ReplicationMessage | None:
+        """Take the inserts that continue the open run as they arrive, undecoded (a bulk
+        load's stream: ``benchmarks/jdbc_source.py``), up to ``limit`` changes in the run;
+        the first message read that does not continue it, or None."""
+        return stream.read_while(changes.take_insert, limit - changes.run_length)
 
     def _heartbeat(self) -> SourceRecord | None:
         interval_ms = self.config.heartbeat_interval_ms

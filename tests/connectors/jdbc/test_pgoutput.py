@@ -27,6 +27,7 @@ from connectors.jdbc.cdc.pgoutput import (
     Update,
     _Reader,
     decode,
+    new_columns,
 )
 from tests.connectors.jdbc.test_cdc_support import CdcDatabase, cdc_db, lsn
 
@@ -192,6 +193,37 @@ def test_the_quick_tuple_pass_reads_what_the_checked_one_reads(
         return values, reader.pos
 
     assert outcome(True) == outcome(False)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    columns=st.lists(st.none() | st.just("u") | st.text(max_size=6) | st.binary(max_size=4), max_size=6),
+    cut=st.none() | st.integers(0, 40),
+    flip=st.none() | st.tuples(st.integers(0, 40), st.integers(0, 255)),
+)
+def test_inserts_read_quickly_are_what_the_checked_reader_reads(
+    columns: list[bytes | str | None], cut: int | None, flip: tuple[int, int] | None
+) -> None:
+    """``decode``'s quick path for inserts and ``new_columns`` (a run's payloads read into
+    columns, after a well-formed one): the checked reader's values, or its refusal."""
+    body = bytearray(tuple_data(*columns))
+    if flip is not None and flip[0] < len(body):
+        body[flip[0]] = flip[1]
+    payload = b"I" + struct.pack(">I", 5) + b"N" + bytes(body[:cut] if cut is not None else body)
+    reader = _Reader(payload)
+    reader.pos = 6
+    try:
+        values = reader._checked_tuple()
+        reader.done()
+    except PgOutputError as exc:
+        for read in (lambda: decode(payload), lambda: new_columns([payload], len(columns))):
+            with pytest.raises(PgOutputError) as refused:
+                read()
+            assert str(refused.value) == str(exc)
+        return
+    assert decode(payload) == Insert(5, values)
+    first = b"I" + struct.pack(">I", 5) + b"N" + tuple_data(*["x"] * len(values))
+    assert new_columns([first, payload], len(values)) == [["x", v] for v in values]
 
 
 # -- messages captured from PostgreSQL ---------------------------------------------------------------
