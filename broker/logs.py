@@ -85,7 +85,10 @@ class LogManager:
         self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
         self.logs: dict[TopicPartition, PartitionLog] = {}
         self._lock_fd = -1
+        # Fetch long polls by partition: read_uncommitted ones wake on every append,
+        # read_committed ones only when the last stable offset may have moved.
         self._waiters: dict[TopicPartition, set[asyncio.Future[None]]] = {}
+        self._committed_waiters: dict[TopicPartition, set[asyncio.Future[None]]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         # Topics whose partitions are being created or added off the event loop: not visible
         # yet (creates) or not to be grown twice at once (adds).
@@ -369,38 +372,54 @@ class LogManager:
 
     # -- waiting for data (Fetch long-poll) -------------------------------------------
 
-    def notify(self, tp: TopicPartition) -> None:
-        self._wake(tp)
+    def notify(self, tp: TopicPartition, stable_moved: bool = True) -> None:
+        """``tp`` got an append. ``stable_moved`` False: its last stable offset stayed where
+        it was (a transactional batch behind an open transaction), so read_committed long
+        polls, which could not read any of it, sleep on until a marker or a plain append
+        moves it (``benchmarks/eos_source.py``: every transaction's data and offsets
+        appends woke the reader of each partition for nothing)."""
+        self._wake_set(self._waiters, tp)
+        if stable_moved:
+            self._wake_set(self._committed_waiters, tp)
 
     def _wake(self, tp: TopicPartition) -> None:
-        waiters = self._waiters.pop(tp, None)
+        self._wake_set(self._waiters, tp)
+        self._wake_set(self._committed_waiters, tp)
+
+    @staticmethod
+    def _wake_set(by_tp: dict[TopicPartition, set[asyncio.Future[None]]], tp: TopicPartition) -> None:
+        waiters = by_tp.pop(tp, None)
         if waiters:
             for fut in waiters:
                 if not fut.done():
                     fut.set_result(None)
 
-    async def wait_for_data(self, tps: Sequence[TopicPartition], timeout_s: float) -> None:
-        """Return when any of ``tps`` gets an append, or after ``timeout_s``.
+    async def wait_for_data(
+        self, tps: Sequence[TopicPartition], timeout_s: float, committed: bool = False
+    ) -> None:
+        """Return when any of ``tps`` gets an append (``committed``: an append or marker
+        that may move its last stable offset), or after ``timeout_s``.
 
         With no partition it returns at once: nothing could wake it, so a caller that
         loops until data arrives must not call it for none (it would spin).
         """
         if timeout_s <= 0 or not tps:
             return
+        by_tp = self._committed_waiters if committed else self._waiters
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         for tp in tps:
-            self._waiters.setdefault(tp, set()).add(fut)
+            by_tp.setdefault(tp, set()).add(fut)
         try:
             await asyncio.wait_for(fut, timeout_s)
         except TimeoutError:
             pass
         finally:
             for tp in tps:
-                ws = self._waiters.get(tp)
+                ws = by_tp.get(tp)
                 if ws is not None:
                     ws.discard(fut)
                     if not ws:
-                        del self._waiters[tp]
+                        del by_tp[tp]
 
     # -- background work --------------------------------------------------------------
 

@@ -8,7 +8,8 @@ the byte limits by one batch (KIP-74) so consumers always make progress.
 ``isolation_level`` 1 (read_committed) returns whole batches below the last stable
 offset only, and the aborted transactions overlapping them, which the client uses to
 drop aborted batches; read_uncommitted gets null there. Every response carries the
-LSO. A marker that moves the LSO wakes long polls like an append (its writer notifies).
+LSO. A read_committed long poll wakes when the LSO moves (a marker, or an append outside
+any open transaction), not for a transactional append it could not read yet.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ async def handle(ctx: RequestContext, req: FetchRequest) -> Any:
     wait_s = req.max_wait.total_seconds()
     deadline = b.clock_ms() / 1000 + wait_s
     watched = [(t.topic, p.partition) for t in req.topics for p in t.partitions]
+    committed = req.isolation_level == READ_COMMITTED
     while True:
         responses, size, errors = _collect(ctx, req)
         remaining = deadline - b.clock_ms() / 1000
@@ -40,7 +42,7 @@ async def handle(ctx: RequestContext, req: FetchRequest) -> Any:
         # (and so every client) for max_wait.
         if size >= max(req.min_bytes, 1) or errors or remaining <= 0 or not watched:
             break
-        await b.logs.wait_for_data(watched, remaining)
+        await b.logs.wait_for_data(watched, remaining, committed)
     return ctx.respond(error_code=ErrorCode.none, session_id=0, responses=responses)
 
 

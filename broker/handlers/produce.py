@@ -151,6 +151,7 @@ def _append(
                         ),
                         "record_errors": [{"batch_index": i, "batch_index_error_message": "no key"}],
                     }
+        stable = plog.last_stable_offset
         result = plog.append(records, h, now)
     except InvalidBatch as exc:
         log.debug("rejected batch for %s-%d from %s: %s", topic, index, ctx.client_host, exc)
@@ -167,7 +168,7 @@ def _append(
         log.error("%s", exc)
         return _error(index, ErrorCode.kafka_storage_error, str(exc))
     if not result.duplicate:
-        b.logs.notify((topic, index))
+        b.logs.notify((topic, index), plog.last_stable_offset != stable)
         b.metrics.produced(topic, len(records), h.count)
     return {
         "index": index,
