@@ -51,8 +51,15 @@ class Transactional:
     With a transaction per poll and nothing to do per record (``pipelined``) the runner
     commits with ``start_commit``/``finish_commit``: ``commit_transaction`` waits on a
     thread of its own while the task thread reads the next poll, and the next batch is sent
-    only once the commit succeeded. Send failures the producer reports meanwhile are handed
-    to the task thread when the commit is collected.
+    only once the commit succeeded.
+
+    Unless the task wants ``commit_record``, the producer has no delivery callback: a record
+    the producer fails to deliver fails the transaction's commit (librdkafka refuses to
+    commit a transaction with a failed delivery), which fails the task, as Kafka's
+    exactly-once task leaves asynchronous send failures to ``commitTransaction``. A
+    callback, even one told to report only failures, costs the committing thread the GIL
+    for every record delivered (confluent-kafka calls it per record and filters the
+    successes itself) while the task thread polls: ``benchmarks/eos_source.py``.
     """
 
     def __init__(
@@ -84,9 +91,6 @@ class Transactional:
         self._committer: ThreadPoolExecutor | None = None
         self._pending: Future[None] | None = None
         self._to_collect: tuple[Offsets, dict[bytes, bytes | None]] | None = None
-        # Send failures the producer reported on the committer thread, for the task thread.
-        self._deferred: list[tuple[Any, Any]] = []
-        self._background = False
         self._open = False
         self._latest: dict[PartitionKey, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
         # A source partition's first offset in a transaction is written as soon as its
@@ -101,18 +105,13 @@ class Transactional:
         self._producer: Producer | None = None
 
     def producer_config(self, base: dict[str, Any]) -> dict[str, Any]:
-        config = transactional_producer_config(base, self._setup.transactional_id)
-        if self._commit_records:
-            return config
-        return {**config, "delivery.report.only.error": True, "on_delivery": self._failed}
+        # No delivery callback: failures surface through commit_transaction (class docstring).
+        return transactional_producer_config(base, self._setup.transactional_id)
 
     def _failed(self, err: KafkaError | None, msg: Any) -> None:
         # An abort purges what it drops: those records were meant to go, not a failure.
         if err is not None and err.code() not in _PURGED:
-            if self._background:
-                self._deferred.append((err, msg))  # the error handling is the task thread's
-            else:
-                self._on_failure(err, msg)
+            self._on_failure(err, msg)
 
     def start(self, producer: Producer) -> None:
         self._producer = producer
@@ -323,7 +322,6 @@ class Transactional:
             self._to_collect = self._write_offsets(producer)
             if self._committer is None:
                 self._committer = ThreadPoolExecutor(1, thread_name_prefix=f"{self._name}-commit")
-            self._background = True
             pending = self._committer.submit(self._end, producer)
             # Hand the GIL over now: the committer needs it only to enter commit_transaction,
             # which releases it, but this thread goes on with Python work (the next poll)
@@ -336,13 +334,7 @@ class Transactional:
         (``ConnectException``)."""
         pending, self._pending = self._pending, None
         assert pending is not None
-        try:
-            pending.result()
-        finally:
-            self._background = False
-            deferred, self._deferred = self._deferred, []
-            for err, msg in deferred:
-                self._on_failure(err, msg)
+        pending.result()
         collect, self._to_collect = self._to_collect, None
         return [] if collect is None else self._committed(*collect)
 
