@@ -55,11 +55,18 @@ from connect.converters.java_numbers import format_double, format_float, to_floa
 from connect.converters.json_envelopes import read_envelopes
 from connect.converters.json_errors import JsonProblem, NeedExactNumbers, json_type
 from connect.converters.json_readers import (
+    ColumnReader,
+    TextsReader,
     array_reader,
+    column_reader,
+    each,
     logical_reader,
     map_reader,
     read_base64,
+    struct_column_reader,
     struct_reader,
+    struct_texts_reader,
+    texts_reader,
     with_fast_path,
 )
 from connect.converters.json_writers import (
@@ -158,6 +165,8 @@ _AS_IS_TYPES = frozenset({Type.STRING, Type.BOOLEAN, Type.INT8, Type.INT16, Type
 _NULL_DOCUMENT = msgspec.Raw(b"null")
 Writer = Callable[[Any], Any]
 Reader = Callable[[Any], Any]
+#: A schema node's schema, reader, and reader of payload texts (the batch path's).
+ReaderEntry = tuple[Schema, Reader, TextsReader]
 
 
 class JsonConverter(Converter, HeaderConverter):
@@ -173,7 +182,7 @@ class JsonConverter(Converter, HeaderConverter):
         self.converter_type = "value"
         self._writers: OrderedDict[Schema, tuple[orjson.Fragment, Writer]] = OrderedDict()
         self._last_writer: tuple[Schema, tuple[orjson.Fragment, Writer]] | None = None
-        self._readers: OrderedDict[bytes, tuple[Schema, Reader]] = OrderedDict()
+        self._readers: OrderedDict[bytes, ReaderEntry] = OrderedDict()
         self._document_checker = msgspec.json.Decoder(msgspec.Raw)
 
     def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:
@@ -665,26 +674,27 @@ class JsonConverter(Converter, HeaderConverter):
             schema_node, payload = None, doc
         if schema_node is None:
             return SchemaAndValue(None, _plain(payload) if exact else payload)
-        schema, reader = self._reader_entry(schema_node, exact)
+        schema, reader, _ = self._reader_entry(schema_node, exact)
         try:
             return SchemaAndValue(schema, reader(payload))
         except JsonProblem as e:
             raise DataException(f"Converting JSON to Kafka Connect data failed: {e.message()}") from None
 
-    def _fast_entry(self, node: Any) -> tuple[Schema, Reader]:
+    def _fast_entry(self, node: Any) -> ReaderEntry:
         return self._reader_entry(node, exact=False)
 
-    def _reader_entry(self, node: Any, exact: bool) -> tuple[Schema, Reader]:
+    def _reader_entry(self, node: Any, exact: bool) -> ReaderEntry:
         if exact:  # decimals in the node: not orjson-serializable, and rare enough not to cache
             schema = self.as_connect_schema(node)
-            return schema, self._reader(schema)
+            read = self._reader(schema)
+            return schema, read, texts_reader(each(read))
         key = orjson.dumps(node)
         entry = self._readers.get(key)
         if entry is not None:
             self._readers.move_to_end(key)
             return entry
         schema = self.as_connect_schema(node)
-        entry = (schema, self._reader(schema))
+        entry = (schema, self._reader(schema), self._texts_reader(schema))
         self._cache_put(self._readers, key, entry)
         return entry
 
@@ -783,6 +793,24 @@ class JsonConverter(Converter, HeaderConverter):
             return base(v)
 
         return with_fast_path(schema, read_required, optional=False)
+
+    def _texts_reader(self, schema: Schema) -> TextsReader:
+        """What reads a batch's payload texts of ``schema`` (the batch path's)."""
+        read_column = self._column_reader(schema)
+        if schema.type is Type.STRUCT and schema.fields:
+            fields = [self._column_reader(f.schema) for f in schema.fields]
+            return struct_texts_reader(schema, fields, read_column)
+        return texts_reader(read_column)
+
+    def _column_reader(self, schema: Schema) -> ColumnReader:
+        """What reads a column of ``schema``'s values (``json_readers.column_reader``): the
+        batch path's, exactly ``_reader``'s reading of each value."""
+        read = self._reader(schema)
+        if schema.type is Type.STRUCT:
+            fields = [(f.name, self._column_reader(f.schema)) for f in schema.fields]
+            return struct_column_reader(schema, fields, read)
+        defaulted = schema.default_value is not None and self.replace_null_with_default
+        return column_reader(schema, read, schema.optional and not defaulted)
 
     def _base_reader(self, schema: Schema) -> Reader:
         logical = logical_reader(schema)
