@@ -22,17 +22,22 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import avro.errors
 import avro.schema
-import fastavro
 from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibilityType
 
 from connect.api import DataException, Headers, Schema, SchemaAndValue
 from connect.api.avro import AvroData
 from connect.converters.config_values import config_bool
+from connect.converters.lazy_modules import lazy_module
 from connect.converters.registry_converter import HEADER, MAGIC, RegistryConverter
+
+if TYPE_CHECKING:
+    import fastavro
+else:
+    fastavro = lazy_module("fastavro")  # 5 MB a worker holds only once it reads or writes Avro
 
 __all__ = ["AvroConverter"]
 

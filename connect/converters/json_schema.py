@@ -25,18 +25,26 @@ from __future__ import annotations
 import decimal
 import json
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import jsonschema
 import orjson
-import referencing
-import referencing.exceptions
-import referencing.jsonschema
 
 from connect.api import ConnectException, DataException, Headers, Schema, SchemaAndValue, Type
 from connect.api.json_schema import JsonSchemaData
 from connect.converters.config_values import config_bool, config_choice
+from connect.converters.lazy_modules import lazy_module
 from connect.converters.registry_converter import HEADER, MAGIC, RegistryConverter
+
+if TYPE_CHECKING:
+    import jsonschema
+    import referencing
+    import referencing.exceptions
+    import referencing.jsonschema
+else:
+    # 2.6 MB a worker holds only once it validates a document (importing jsonschema sets
+    # referencing's submodules this module reads as its attributes).
+    jsonschema = lazy_module("jsonschema")
+    referencing = lazy_module("referencing")
 
 __all__ = ["JsonSchemaConverter"]
 

@@ -24,7 +24,6 @@ import threading
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from confluent_kafka.schema_registry.confluent import meta_pb2
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor_pool import DescriptorPool
 from google.protobuf.message import DecodeError, Message
@@ -48,11 +47,21 @@ from connect.converters.registry_converter import HEADER, MAGIC, RegistryConvert
 __all__ = ["ProtobufConverter", "load_descriptors"]
 
 _SERIALIZED = "serialized"
-# The files a registry compiles a converter's schemas against. connect.api's copy of
-# Confluent's meta.proto leaves its extensions out (the mapping reads the options' bytes);
-# a registry resolving ``[(confluent.field_meta) = ...]`` needs the real file, which
-# confluent-kafka ships.
-_REFERENCED = {"confluent/meta.proto": meta_pb2.DESCRIPTOR.serialized_pb}
+
+
+def _referenced(name: str) -> bytes | None:
+    """The file a registry compiles a converter's schemas against, if it is Confluent's
+    meta.proto. connect.api's copy of it leaves its extensions out (the mapping reads the
+    options' bytes); a registry resolving ``[(confluent.field_meta) = ...]`` needs the real
+    file, which confluent-kafka ships. Imported here, when a schema refers to it, not with
+    this module: it brings all of ``confluent_kafka.schema_registry`` (its HTTP and Avro
+    clients), 21 MB of every worker's idle RSS (``benchmarks/file_pipeline.py``)."""
+    if name != "confluent/meta.proto":
+        return None
+    from confluent_kafka.schema_registry.confluent import meta_pb2
+
+    serialized: bytes = meta_pb2.DESCRIPTOR.serialized_pb
+    return serialized
 
 
 def _descriptor_text(file: descriptor_pb2.FileDescriptorProto) -> str:
@@ -120,7 +129,7 @@ class ProtobufConverter(RegistryConverter):
         for name in info.file.dependency:
             if name.startswith("google/protobuf/"):
                 continue  # protobuf's well-known types: every registry knows them
-            data = _REFERENCED.get(name) or BUILTIN_FILES.get(name)
+            data = _referenced(name) or BUILTIN_FILES.get(name)
             if data is None:
                 raise DataException(
                     f"the Protobuf schema of {schema.name} imports {name}, which is not known"
