@@ -31,7 +31,7 @@ from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibi
 from connect.api import DataException, Headers, Schema, SchemaAndValue
 from connect.api.avro import AvroData
 from connect.converters.config_values import config_bool
-from connect.converters.lazy_modules import lazy_module
+from connect.converters.lazy_modules import lazy_module, load
 from connect.converters.registry_converter import HEADER, MAGIC, RegistryConverter
 
 if TYPE_CHECKING:
@@ -79,6 +79,7 @@ class AvroConverter(RegistryConverter):
 
     def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:
         super().configure(configs, is_key)
+        load(fastavro)  # before any conversion, on one thread (lazy_modules)
         self.data = AvroData(
             connect_meta_data=config_bool(configs, "connect.meta.data", True),
             enhanced=config_bool(configs, "enhanced.avro.schema.support", False),

@@ -32,7 +32,7 @@ import orjson
 from connect.api import ConnectException, DataException, Headers, Schema, SchemaAndValue, Type
 from connect.api.json_schema import JsonSchemaData
 from connect.converters.config_values import config_bool, config_choice
-from connect.converters.lazy_modules import lazy_module
+from connect.converters.lazy_modules import lazy_module, load
 from connect.converters.registry_converter import HEADER, MAGIC, RegistryConverter
 
 if TYPE_CHECKING:
@@ -110,6 +110,9 @@ class JsonSchemaConverter(RegistryConverter):
 
     def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:
         super().configure(configs, is_key)
+        # Before any conversion, on one thread (lazy_modules); jsonschema first: importing it
+        # sets the submodules of referencing that this module reads.
+        load(jsonschema, referencing)
         decimal_format = config_choice(configs, "decimal.format", "BASE64", ("BASE64", "NUMERIC"))
         self.data = JsonSchemaData(
             allow_additional_properties=config_bool(configs, "object.additional.properties", True),
