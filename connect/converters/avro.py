@@ -31,13 +31,13 @@ from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibi
 from connect.api import DataException, Headers, Schema, SchemaAndValue
 from connect.api.avro import AvroData
 from connect.converters.config_values import config_bool
-from connect.converters.lazy_modules import lazy_module, load
+from connect.converters.lazy_modules import import_into
 from connect.converters.registry_converter import HEADER, MAGIC, RegistryConverter
 
 if TYPE_CHECKING:
+    # Bound by AvroConverter.configure (lazy_modules): 5 MB a worker holds only once it
+    # reads or writes Avro.
     import fastavro
-else:
-    fastavro = lazy_module("fastavro")  # 5 MB a worker holds only once it reads or writes Avro
 
 __all__ = ["AvroConverter"]
 
@@ -79,7 +79,7 @@ class AvroConverter(RegistryConverter):
 
     def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:
         super().configure(configs, is_key)
-        load(fastavro)  # before any conversion, on one thread (lazy_modules)
+        import_into(globals(), "fastavro")
         self.data = AvroData(
             connect_meta_data=config_bool(configs, "connect.meta.data", True),
             enhanced=config_bool(configs, "enhanced.avro.schema.support", False),

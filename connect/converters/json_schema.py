@@ -32,19 +32,16 @@ import orjson
 from connect.api import ConnectException, DataException, Headers, Schema, SchemaAndValue, Type
 from connect.api.json_schema import JsonSchemaData
 from connect.converters.config_values import config_bool, config_choice
-from connect.converters.lazy_modules import lazy_module, load
+from connect.converters.lazy_modules import import_into
 from connect.converters.registry_converter import HEADER, MAGIC, RegistryConverter
 
 if TYPE_CHECKING:
+    # Bound by JsonSchemaConverter.configure (lazy_modules): 2.6 MB a worker holds only
+    # once it validates a document.
     import jsonschema
     import referencing
     import referencing.exceptions
     import referencing.jsonschema
-else:
-    # 2.6 MB a worker holds only once it validates a document (importing jsonschema sets
-    # referencing's submodules this module reads as its attributes).
-    jsonschema = lazy_module("jsonschema")
-    referencing = lazy_module("referencing")
 
 __all__ = ["JsonSchemaConverter"]
 
@@ -110,9 +107,7 @@ class JsonSchemaConverter(RegistryConverter):
 
     def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:
         super().configure(configs, is_key)
-        # Before any conversion, on one thread (lazy_modules); jsonschema first: importing it
-        # sets the submodules of referencing that this module reads.
-        load(jsonschema, referencing)
+        import_into(globals(), "jsonschema", "referencing.jsonschema", "referencing.exceptions")
         decimal_format = config_choice(configs, "decimal.format", "BASE64", ("BASE64", "NUMERIC"))
         self.data = JsonSchemaData(
             allow_additional_properties=config_bool(configs, "object.additional.properties", True),

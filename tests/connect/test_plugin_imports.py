@@ -1,6 +1,7 @@
 """What a worker holds from the start: every plugin is imported by discovery, so a library
-a converter needs only to convert must not come with it (``connect.converters.lazy_modules``;
-the idle worker's RSS in ``benchmarks/file_pipeline.py`` has a 120 MB target)."""
+a converter needs only to convert must not come with it, and comes with its ``configure``
+(``connect.converters.lazy_modules``; the idle worker's RSS in ``benchmarks/file_pipeline.py``
+has a 120 MB target)."""
 
 from __future__ import annotations
 
@@ -23,12 +24,18 @@ print(",".join(m for m in heavy if m in sys.modules))
 
 USE = """
 import sys
-import connect.converters  # the converters' modules, with their lazy imports
-from connect.converters.lazy_modules import lazy_module
-import fastavro, jsonschema
-parsed = fastavro.parse_schema({"type": "record", "name": "R", "fields": [{"name": "id", "type": "long"}]})
-jsonschema.validators.validator_for({})
-print(parsed["name"], lazy_module("fastavro") is fastavro)
+import connect.converters.avro as avro_module
+import connect.converters.json_schema as json_schema_module
+from connect.converters import AvroConverter, JsonSchemaConverter
+
+assert "fastavro" not in vars(avro_module) and "jsonschema" not in vars(json_schema_module)
+for converter in (AvroConverter(), JsonSchemaConverter()):
+    converter.configure({"schema.registry.url": "http://127.0.0.1:9"}, False)
+print(
+    avro_module.fastavro is sys.modules["fastavro"],
+    json_schema_module.jsonschema is sys.modules["jsonschema"],
+    json_schema_module.referencing.jsonschema is sys.modules["referencing.jsonschema"],
+)
 """
 
 
@@ -39,9 +46,9 @@ def test_plugin_discovery_does_not_import_what_converters_need_only_to_convert()
     assert out.stdout.strip() == "", f"imported at discovery: {out.stdout.strip()}"
 
 
-def test_a_lazily_imported_module_is_the_module_once_used() -> None:
+def test_configuring_a_converter_binds_the_libraries_it_converts_with() -> None:
     out = subprocess.run([sys.executable, "-c", USE], capture_output=True, text=True, timeout=120, check=True)
-    assert out.stdout.split() == ["R", "True"], out.stdout + out.stderr
+    assert out.stdout.split() == ["True", "True", "True"], out.stdout + out.stderr
 
 
 THREADS = """
@@ -75,9 +82,9 @@ print(errors)
 
 
 def test_converters_configured_on_many_threads_at_once_find_their_libraries_loaded() -> None:
-    # Python 3.11's LazyLoader shows other threads a module whose code is still running
-    # (gh-114763): without the converters' load() in configure, most of these threads got
-    # AttributeError.
+    # With the standard library's LazyLoader instead of imports in configure, Python 3.11
+    # showed other threads a module whose code was still running (gh-114763): 6 of these 8
+    # threads got AttributeError.
     out = subprocess.run(
         [sys.executable, "-c", THREADS], capture_output=True, text=True, timeout=120, check=True
     )
