@@ -86,6 +86,10 @@ def session_settings(master: str, app_name: str, conf: Mapping[str, str]) -> dic
         "spark.sql.session.timeZone": "UTC",
         # Connect's Time maps to Spark's TIME type, which Spark 4.1+ writes only when enabled.
         "spark.sql.timeType.enabled": "true",
+        # A Python worker (the reader's streaming source) connects back to the JVM within
+        # this; Spark's 15 s default failed a streaming query at its start on a loaded
+        # 2-core machine ("Python worker failed to connect back", the test suite's CI run).
+        "spark.python.authenticate.socketTimeout": "120s",
     }
     if master.startswith("local"):
         # One machine: keep Spark's driver and block manager ports on loopback.
