@@ -225,6 +225,18 @@ class PostgresServer:
         self.remove()
 
 
+def mysql_execute(port: int, sql: str, database: str | None = None) -> None:
+    """``sql`` as root without a password on the MySQL or MariaDB server at ``port``."""
+    import pymysql
+
+    conn = pymysql.connect(host="127.0.0.1", port=port, user="root", database=database, autocommit=True)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+    finally:
+        conn.close()
+
+
 class MariaDBServer:
     """A throwaway MariaDB server (mariadb-install-db), user ``root`` without a password.
 
@@ -301,16 +313,7 @@ class MariaDBServer:
         return self
 
     def execute(self, sql: str, database: str | None = None) -> None:
-        import pymysql
-
-        conn = pymysql.connect(
-            host="127.0.0.1", port=self.port, user="root", database=database, autocommit=True
-        )
-        try:
-            with conn.cursor() as cur:
-                cur.execute(sql)
-        finally:
-            conn.close()
+        mysql_execute(self.port, sql, database)
 
     def stop(self) -> None:
         if self.proc is not None:

@@ -21,18 +21,16 @@ import pymysql
 import pytest
 
 from broker.server import EmbeddedBroker
+from connectors.jdbc.mysql.task import MySqlSourceTask
 from tests.connectors.jdbc.test_cdc_support import workers
 from tests.connectors.jdbc.test_mysql_support import (
     BinlogDatabase,
     Worker,
     binlog_db,
-    brief,
-    data,
     offset,
-    row,
-    start,
 )
 from tests.connectors.jdbc.test_mysql_task import (  # noqa: F401 - collected here, against MySQL
+    changes_of_one_table,
     test_a_bulk_insert_comes_as_one_batch_of_the_same_records,
     test_a_purged_binlog_fails_the_task_unless_when_needed,
     test_a_restarted_task_resumes_inside_a_transaction_without_loss_or_repeats,
@@ -48,6 +46,7 @@ from tests.connectors.jdbc.test_mysql_values import (  # noqa: F401 - collected 
     test_other_modes_match_both_readers,
     typed,
 )
+from tests.databases import mysql_execute
 from tests.docker.conftest import docker_or_skip
 from tests.support import free_port
 
@@ -110,14 +109,7 @@ class MySQLContainerServer:
                 time.sleep(1)
 
     def execute(self, sql: str, database: str | None = None) -> None:
-        conn = pymysql.connect(
-            host="127.0.0.1", port=self.port, user="root", database=database, autocommit=True
-        )
-        try:
-            with conn.cursor() as cur:
-                cur.execute(sql)
-        finally:
-            conn.close()
+        mysql_execute(self.port, sql, database)
 
     def restart(self) -> None:
         self._container.get_wrapped_container().restart(timeout=30)
@@ -146,25 +138,7 @@ def test_updates_deletes_tombstones_and_mysql_gtids(
     shared_broker: EmbeddedBroker,
     workers: list[Worker],
 ) -> None:
-    binlog_db.run("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))")
-    worker = start(binlog_db, shared_broker, workers)
-    worker.streaming()
-    binlog_db.transaction("INSERT INTO t VALUES (1, 'a'), (2, 'b')", "UPDATE t SET v = 'c' WHERE id = 1")
-    binlog_db.run("DELETE FROM t WHERE id = 2", "UPDATE t SET id = 3 WHERE id = 1")
-    records = worker.count(8)
-    ops = [brief(r)[:2] for r in data(records)]
-    assert ops[:8] == [
-        ("c", 1),
-        ("c", 2),
-        ("u", 1),
-        ("d", 2),
-        ("tombstone", 2),
-        ("d", 1),
-        ("tombstone", 1),
-        ("c", 3),
-    ]
-    update = data(records)[2]
-    assert row(update, "before") == {"id": 1, "v": "a"} and row(update, "after") == {"id": 1, "v": "c"}
+    update = changes_of_one_table(binlog_db, shared_broker, workers, MySqlSourceTask)
     source = update.value.get("source")
     assert source.get("connector") == "mysql"
     assert _GTID.match(source.get("gtid") or ""), source.get("gtid")
