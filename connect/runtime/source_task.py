@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from operator import attrgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]  # re-exported untyped
@@ -75,6 +75,18 @@ class _SourceTaskContext(SourceTaskContext):
 
     def offset_storage_reader(self) -> ConnectorOffsetReader:
         return self._reader
+
+
+class _PlainSend(NamedTuple):
+    """A poll that ``_send_plain`` sends in its tight loop: one topic and source partition,
+    every value and key converted, one set of headers (or none)."""
+
+    topic: str
+    values: Sequence[Any]
+    keys: Sequence[Any]
+    headers: list[tuple[str, str | bytes | None]] | None
+    partition: Mapping[str, Any] | None
+    offsets: Sequence[Mapping[str, Any] | None]
 
 
 class WorkerSourceTask(WorkerTask):
@@ -163,6 +175,7 @@ class WorkerSourceTask(WorkerTask):
         self._values_complete = False  # whether no row of _values is _UNCONVERTED
         self._keys_complete = False  # whether no row of _keys is _UNCONVERTED
         self._row = 0  # the next row of _out to send
+        self._plain: _PlainSend | None = None  # how _send_plain sends _to_send, when it can
         # A SourceRecordBatch's per-record header pairs (all of one schema), sent as they are
         # converted; None when the rows' headers are the columns' Headers.
         self._header_pairs: Sequence[Sequence[tuple[str, Any]] | None] | None = None
@@ -218,6 +231,9 @@ class WorkerSourceTask(WorkerTask):
                 self._next = self._row = 0
                 self._out = self._transform(self._to_send) if self._to_send else None
                 self._keys, self._values = self._convert(self._out) if self._out is not None else ([], [])
+                # Checked before the wait below: with exactly once, what happens between the last
+                # commit and this poll's first record holds the next commit back.
+                self._plain = self._plan_plain() if self._out is not None else None
                 self._finish_commit()  # the last poll's transaction, committed meanwhile
                 if not self._to_send:
                     self.producer.poll(0)
@@ -302,7 +318,8 @@ class WorkerSourceTask(WorkerTask):
         producer = self.producer
         assert producer is not None and self._out is not None
         self.delivery.sending(producer)
-        if self._next == 0 and (self._send_plain() or self._send_rows()):
+        plain = self._plain
+        if self._next == 0 and ((plain is not None and self._send_plain(plain)) or self._send_rows()):
             return
         produce = producer.produce
         records = self._to_send
@@ -485,17 +502,18 @@ class WorkerSourceTask(WorkerTask):
             # Kafka's source-record-write: records handed to the producer.
             self.metrics.records_out += sent
 
-    def _send_plain(self) -> bool:
-        """The whole poll in one tight loop, when nothing about it needs the general one:
-        at-least-once acks, no record dropped, one topic, one source partition, values
-        converted, keys converted (or null keys of one schema), one Headers object (or
-        none) for every record, no partitions or timestamps. False (nothing sent)
-        otherwise. A file or a table read into one topic is this case, with or without a
-        header-adding transformation; ``benchmarks/file_pipeline.py``,
-        ``benchmarks/transforms.py`` and ``benchmarks/jdbc_source.py`` pay for it (the
-        general loop's checks cost about as much per record as ``produce`` itself)."""
+    def _plan_plain(self) -> _PlainSend | None:
+        """Whether the whole poll can go in one tight loop (``_send_plain``), because nothing
+        about it needs the general one: at-least-once acks, no record dropped, one topic,
+        one source partition, values converted, keys converted (or null keys of one
+        schema), one Headers object (or none) for every record, no partitions or
+        timestamps; and what that loop sends. A file or a table read into one topic is
+        this case, with or without a header-adding transformation;
+        ``benchmarks/file_pipeline.py``, ``benchmarks/transforms.py`` and
+        ``benchmarks/jdbc_source.py`` pay for it (the general loop's checks cost about as
+        much per record as ``produce`` itself)."""
         delivery, out, records = self.delivery, self._out, self._to_send
-        assert out is not None and self.producer is not None
+        assert out is not None
         n = len(records)
         columns = out.columns
         topics, key_schemas = columns.topic, columns.key_schema
@@ -514,17 +532,17 @@ class WorkerSourceTask(WorkerTask):
             and _all_none(columns.kafka_partition, n)
             and _all_none(columns.timestamp, n)
         ):
-            return False
+            return None
         offsets: Sequence[Mapping[str, Any] | None]
         if isinstance(records, SourceRecordBatch):
             partition, offsets = records.source_partition, records.source_offsets
         else:
             parts = list(map(_SOURCE_PARTITION, records))
             if parts.count(parts[0]) != n:
-                return False
+                return None
             partition, offsets = parts[0], list(map(_SOURCE_OFFSET, records))
         if partition is not None and None in offsets:
-            return False  # the general loop notes the newest offset that is there
+            return None  # the general loop notes the newest offset that is there
         topic, shared_headers = topics[0], columns.headers[0]
         try:
             keys = (
@@ -534,15 +552,27 @@ class WorkerSourceTask(WorkerTask):
             )
             headers = self._headers(topic, shared_headers) if shared_headers is not None else None
         except Exception:
-            return False  # the general loop converts it again, through the error handling
+            return None  # the general loop converts it again, through the error handling
+        return _PlainSend(topic, self._values, keys, headers, partition, offsets)
+
+    def _send_plain(self, plain: _PlainSend) -> bool:
+        """The poll ``_plan_plain`` planned, in one tight loop; returns early only when
+        stopping."""
+        assert self.producer is not None
+        topic, values, keys, headers, partition, offsets = plain
+        n = len(values)
         if topic not in self._known_topics:
             self._ensure_topic(topic)
-        producer, values, stopping = self.producer, self._values, self._stopping
+        producer, stopping = self.producer, self._stopping
         produce = producer.produce
         k = 0
-        # The first record goes alone and its offset is noted at once (exactly once writes
-        # it then, so that the offsets partition joins the transaction early: see
-        # ``Transactional._write_early``); the rest in one loop, noted when it ends.
+        # The first record goes alone, then the poll's last offset is noted: exactly once
+        # writes it into the transaction at once, so that the offsets partition joins the
+        # transaction in the same AddPartitionsToTxn as the records' own, and it is the
+        # transaction's one offsets record (``Transactional._write_early``). The rest go in
+        # one loop; when that ends early (stopping), ``finally`` notes the offset reached
+        # before anything can commit, and the commit writes it after the first (the later
+        # record of a key is the one that counts).
         end = 1
         try:
             while k < n:
@@ -557,7 +587,7 @@ class WorkerSourceTask(WorkerTask):
                             produce(topic, values[k], keys[k])
                     k = end
                     if end < n:
-                        self._flush_run(partition, offsets[0])
+                        self._flush_run(partition, offsets[n - 1])
                         end = n
                 except BufferError:
                     # The producer's queue is full: serve callbacks and try this record again.

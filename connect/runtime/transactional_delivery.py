@@ -174,16 +174,19 @@ class Transactional:
         return self._boundary_after(record)
 
     def _write_early(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> None:
-        """Write the offset of a source partition's first sent record of the transaction now,
-        when its offsets topic partition is not in the transaction yet.
+        """Write the first offset noted for a source partition in this transaction now, when
+        its offsets topic partition is not in the transaction yet.
 
         librdkafka adds a partition to the transaction 1 ms after the first record for it
         (then waits for AddPartitionsToTxn) and sends nothing to it before; written only at
         the commit, the offsets record made every commit wait for that first. Written here,
         the partition joins together with the records' own while they are still being
-        sent. The offset is of a record already sent, so the transaction holds nothing
-        ahead of its records at any time, and the commit writes the newest offset after it
-        (the later record of a key is the one that counts, read or compacted)."""
+        sent. The runner notes a whole poll's last offset as the poll's first record goes
+        (``WorkerSourceTask._send_plain``), so a poll sent whole has this as its one offsets
+        record. Nothing commits a transaction but ``commit``/``start_commit``, which write
+        the newest offset noted after this one whenever it differs, and the runner notes
+        the offset actually reached before it can commit (the later record of a key is the
+        one that counts, read or compacted); an abort drops both."""
         producer, setup = self._producer, self._setup
         if not self._open or producer is None:
             return
