@@ -62,7 +62,9 @@ class DeliveryHooks(Protocol):
         ...
 
     def note_run(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> None:
-        """The newest offset of a run of sent records of one source partition (``notes_runs``)."""
+        """The newest offset of a run of records of one source partition (``notes_runs``): of
+        records sent, or of a whole poll as its first record goes (``WorkerSourceTask._send_plain``,
+        which notes the offset actually reached before anything can commit if it stops early)."""
         ...
 
     def on_delivery(self, record: SourceRecord) -> Callable[[Any, Any], None] | None:
@@ -135,8 +137,8 @@ class BulkAcks:
     dropped = sent
 
     def note_run(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> None:
-        """The newest offset of a run of sent records of one source partition: what the
-        runner notes once per run instead of ``sent`` per record."""
+        """The newest offset of a run of records of one source partition: what the runner
+        notes once per run instead of ``sent`` per record (``DeliveryHooks.note_run``)."""
         self._latest[partition_key(partition)] = (partition, offset)
 
     def commit(self, producer: Producer, flush_timeout_s: float) -> Offsets | None:

@@ -318,7 +318,7 @@ class WorkerSourceTask(WorkerTask):
         producer = self.producer
         assert producer is not None and self._out is not None
         self.delivery.sending(producer)
-        plain = self._plain
+        plain, self._plain = self._plain, None  # (not kept alive through the next poll)
         if self._next == 0 and ((plain is not None and self._send_plain(plain)) or self._send_rows()):
             return
         produce = producer.produce
@@ -493,7 +493,7 @@ class WorkerSourceTask(WorkerTask):
                         if sp is not cur_partition:
                             self._flush_run(cur_partition, cur_offset)
                             cur_partition = sp
-                            if sent == 1:  # the batch's first offset noted at once, as in _send_plain
+                            if sent == 1:  # the batch's first offset noted at once (exactly once writes it)
                                 self._flush_run(sp, so)
                         cur_offset = so
         finally:

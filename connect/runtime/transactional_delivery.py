@@ -93,8 +93,8 @@ class Transactional:
         self._to_collect: tuple[Offsets, dict[bytes, bytes | None]] | None = None
         self._open = False
         self._latest: dict[PartitionKey, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
-        # A source partition's first offset in a transaction is written as soon as its
-        # record is sent (``_write_early``): the source partitions seen in this transaction,
+        # The first offset noted for a source partition in a transaction is written at once
+        # (``_write_early``): the source partitions seen in this transaction,
         # the offsets topic partitions written so far, and what was written there (key ->
         # value), which the commit need not write again.
         self._seen: set[PartitionKey] = set()
@@ -182,11 +182,16 @@ class Transactional:
         the commit, the offsets record made every commit wait for that first. Written here,
         the partition joins together with the records' own while they are still being
         sent. The runner notes a whole poll's last offset as the poll's first record goes
-        (``WorkerSourceTask._send_plain``), so a poll sent whole has this as its one offsets
-        record. Nothing commits a transaction but ``commit``/``start_commit``, which write
-        the newest offset noted after this one whenever it differs, and the runner notes
-        the offset actually reached before it can commit (the later record of a key is the
-        one that counts, read or compacted); an abort drops both."""
+        (``WorkerSourceTask._send_plain``), so with the ``poll`` boundary a transaction sent
+        whole has this as its one offsets record. That offset may be ahead of the records
+        sent so far; it is safe because nothing commits a transaction but ``commit``/
+        ``start_commit``, which write the newest offset noted after this one whenever it
+        differs, and the runner notes the offset actually reached before it can commit (the
+        later record of a key is the one that counts, read or compacted). An abort drops
+        both, and the offsets ``_latest`` keeps past an abort (committed in a transaction of
+        their own, Kafka's rule) are noted only record by record: aborts come from the
+        connector's boundaries, where ``notes_runs`` is false and ``_send_plain`` is not
+        used."""
         producer, setup = self._producer, self._setup
         if not self._open or producer is None:
             return
