@@ -49,6 +49,9 @@ class BrokerMetrics:
             registry=self.registry,
         )
         self._api_names = {int(k): _request_name(k) for k in ApiKey}
+        # Each API's histogram child, looked up once: ``labels()`` takes a lock and builds
+        # a key on every call, and this runs for every request.
+        self._request_children: dict[int, Histogram] = {}
 
     def produced(self, topic: str, size: int, records: int) -> None:
         self.bytes_in[topic] += size
@@ -59,8 +62,11 @@ class BrokerMetrics:
         self.messages_out[topic] += records
 
     def request_done(self, api_key: int, started: float) -> None:
-        name = self._api_names.get(api_key, str(api_key))
-        self.request_time.labels(name).observe(time.perf_counter() - started)
+        child = self._request_children.get(api_key)
+        if child is None:
+            name = self._api_names.get(api_key, str(api_key))
+            child = self._request_children[api_key] = self.request_time.labels(name)
+        child.observe(time.perf_counter() - started)
 
     def attach(self, broker: Broker) -> None:
         self.registry.register(_BrokerCollector(self, broker))

@@ -119,6 +119,19 @@ def encode_body(body: Any) -> EncodedBody:
     return EncodedBody(type(body), buf.getvalue())
 
 
+_SIZE_AND_CORRELATION: Final = struct.Struct(">ii")
+
+
+@cache
+def _header_tail(header_cls: Any) -> bytes:
+    """What a response header holds after its correlation id, as kio writes it: nothing
+    (v0) or an empty tagged-field section (v1). Written once per header class; a frame's
+    header is then a ``struct`` pack (``encode_response`` runs for every request)."""
+    buf = io.BytesIO()
+    _writer(header_cls)(buf, header_cls(correlation_id=0))
+    return buf.getvalue()[4:]  # after the int32 correlation id
+
+
 def encode_response(correlation_id: int, body: Any) -> bytes:
     """Size-prefixed response frame for a kio response entity (or an ``EncodedBody``).
 
@@ -126,16 +139,16 @@ def encode_response(correlation_id: int, body: Any) -> bytes:
     ApiVersions always v0), so the header follows from the class.
     """
     cls = body.cls if isinstance(body, EncodedBody) else type(body)
-    header_cls = cls.__header_schema__
+    tail = _header_tail(cls.__header_schema__)
     buf = io.BytesIO()
-    buf.write(b"\0\0\0\0")
-    _writer(header_cls)(buf, header_cls(correlation_id=correlation_id))
+    buf.write(b"\0" * _SIZE_AND_CORRELATION.size)
+    buf.write(tail)
     if isinstance(body, EncodedBody):
         buf.write(body.payload)
     else:
         _writer(cls)(buf, body)
     view = buf.getbuffer()
-    SIZE_PREFIX.pack_into(view, 0, len(view) - 4)
+    _SIZE_AND_CORRELATION.pack_into(view, 0, len(view) - 4, correlation_id)
     del view
     return buf.getvalue()
 
