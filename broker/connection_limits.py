@@ -84,26 +84,95 @@ class ConnectionLimits:
         return self._open[host]
 
 
+class Deadline:
+    """A connection's one timer for the idle and the request-read deadlines.
+
+    ``asyncio.timeout`` around each read made a timer (a heap entry) and a context
+    manager per frame, twice a frame: a fifth of the broker's loop in
+    ``tests/fuzz/test_broker_frames_million.py``. Here setting a deadline only stores a
+    time. The timer is armed at most ``period`` ahead (the shorter of the two timeouts),
+    so it never fires after a deadline set since; when it fires before the deadline it
+    re-arms, and when the deadline has passed it cancels the connection's task, which
+    ``read_frame`` turns into the timeout.
+    """
+
+    __slots__ = ("_handle", "_idle", "_loop", "_period", "_task", "_when", "expired")
+
+    def __init__(self, task: asyncio.Task[None], idle_s: float | None, read_s: float) -> None:
+        self._loop = task.get_loop()
+        self._task = task
+        self._period = min(read_s, idle_s) if idle_s is not None else read_s
+        self._handle: asyncio.TimerHandle | None = None
+        self._when: float | None = None
+        self._idle = False  # the deadline set is the idle one, not a request's
+        self.expired: bool | None = None  # fired and not yet taken: whether it was the idle one
+
+    def expect(self, delay_s: float | None, idle: bool) -> None:
+        """The task must be past this point within ``delay_s`` (``None``: no deadline)."""
+        if delay_s is None:
+            self._when = None
+            return
+        self._when = self._loop.time() + delay_s
+        self._idle = idle
+        if self._handle is None:
+            self._handle = self._loop.call_at(self._loop.time() + self._period, self._fire)
+
+    def clear(self) -> None:
+        self._when = None
+
+    def close(self) -> None:
+        self._when = None
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _fire(self) -> None:
+        self._handle = None
+        when = self._when
+        if when is None:
+            return  # armed again by the next expect()
+        now = self._loop.time()
+        if now < when:
+            self._handle = self._loop.call_at(min(when, now + self._period), self._fire)
+            return
+        self._when = None
+        self.expired = self._idle
+        self._task.cancel()
+
+    def take_expiry(self) -> bool | None:
+        """After a cancellation: ``None`` if it was not this deadline's, else whether it was
+        the idle one (and the task is no longer being cancelled)."""
+        idle = self.expired
+        if idle is not None:
+            self.expired = None
+            self._task.uncancel()
+        return idle
+
+
 async def read_frame(
-    reader: asyncio.StreamReader, idle_s: float | None, read_s: float, max_bytes: int
+    reader: asyncio.StreamReader, deadline: Deadline, idle_s: float | None, read_s: float, max_bytes: int
 ) -> bytes | None:
     """The next request frame (without its size prefix), or ``None`` when the connection
     stayed idle for ``idle_s``. Raises ``RequestReadTimeout`` when a started frame does not
     complete within ``read_s``, ``FrameTooLarge`` before reading an oversized one."""
     try:
-        # asyncio.timeout, not wait_for: no task per frame on the hot path.
-        async with asyncio.timeout(idle_s):
-            first = await reader.readexactly(1)
-    except TimeoutError:
-        return None
-    try:
-        async with asyncio.timeout(read_s):
-            prefix = first + await reader.readexactly(3)
-            return await reader.readexactly(frame_size(prefix, max_bytes))
-    except TimeoutError:
+        deadline.expect(idle_s, idle=True)
+        first = await reader.readexactly(1)
+        deadline.expect(read_s, idle=False)
+        prefix = first + await reader.readexactly(3)
+        frame = await reader.readexactly(frame_size(prefix, max_bytes))
+    except asyncio.CancelledError:
+        idle = deadline.take_expiry()
+        if idle is None:
+            raise  # not ours: the server is stopping
+        if idle:
+            return None
         raise RequestReadTimeout(
             f"request not complete after {read_s * 1000:.0f} ms (socket.request.read.timeout.ms)"
         ) from None
+    finally:
+        deadline.clear()
+    return frame
 
 
 async def drain_if_full(writer: asyncio.StreamWriter, timeout_s: float | None) -> None:

@@ -20,7 +20,7 @@ from confluent_kafka import Producer
 
 from broker.connection_limits import ConnectionLimits, parse_overrides
 from broker.protocol.build import build
-from broker.protocol.codec import encode_request, request_class
+from broker.protocol.codec import decode_response, encode_request, request_class
 from broker.protocol.versions import ApiKey
 from broker.server import EmbeddedBroker
 from tests.support import embedded_broker, unique, wait_until
@@ -247,4 +247,42 @@ def test_a_client_that_never_reads_responses_cannot_make_the_broker_buffer(
             pass
         # What was in flight in the socket buffers arrives; the rest was never produced.
         assert received < requests * 3_600_000 // 2
+    _serving(eb.bootstrap)
+
+
+def test_an_idle_connection_is_closed_and_an_active_one_is_not(
+    broker_with: StartBroker, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The broker keeps one timer per connection and moves only its deadline per request
+    # (broker.connection_limits.Deadline): a request must push the idle deadline back.
+    eb = broker_with(connections_max_idle_ms="500")
+    caplog.set_level(logging.DEBUG, logger="broker.server")
+    with WireClient(eb.bootstrap) as busy, WireClient(eb.bootstrap) as idle:
+        idle.request(ApiKey.METADATA, 12, topics=[], allow_auto_topic_creation=False)
+        for _ in range(10):  # 2 s of requests 0.2 s apart: four idle timeouts' worth
+            busy.request(ApiKey.METADATA, 12, topics=[], allow_auto_topic_creation=False)
+            time.sleep(0.2)
+        assert _closed_by_broker(idle.sock)
+        assert busy.is_open()
+        busy.request(ApiKey.METADATA, 12, topics=[], allow_auto_topic_creation=False)
+    assert "closing idle connection" in caplog.text
+    assert "socket.request.read.timeout.ms" not in caplog.text
+
+
+def test_pipelined_requests_are_all_answered_in_order_before_a_bad_frame_closes(
+    broker_with: StartBroker,
+) -> None:
+    # Answers to pipelined requests go out together (broker.server._Responses); those
+    # queued when a bad frame ends the connection must still reach the client.
+    eb = broker_with()
+    body = build(request_class(ApiKey.METADATA, 12), topics=[], allow_auto_topic_creation=False)
+    frames = b"".join(encode_request(i, body, client_id="pipelined") for i in range(1, 301))
+    garbage = struct.pack(">i", 8) + struct.pack(">hhi", 3, 12, 301)  # a header cut short
+    with WireClient(eb.bootstrap) as c:
+        c.send_raw(frames + garbage)
+        for i in range(1, 301):
+            correlation, response = decode_response(ApiKey.METADATA, 12, c.recv_frame())
+            assert correlation == i
+            assert response.brokers
+        assert _closed_by_broker(c.sock)
     _serving(eb.bootstrap)
