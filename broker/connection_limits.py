@@ -85,37 +85,50 @@ class ConnectionLimits:
 
 
 class Deadline:
-    """A connection's one timer for the idle and the request-read deadlines.
+    """A connection's one timer for its idle deadline (``connections.max.idle.ms``) and
+    its request-read deadline (``socket.request.read.timeout.ms``).
 
     ``asyncio.timeout`` around each read made a timer (a heap entry) and a context
     manager per frame, twice a frame: a fifth of the broker's loop in
     ``tests/fuzz/test_broker_frames_million.py``. Here setting a deadline only stores a
-    time. The timer is armed at most ``period`` ahead (the shorter of the two timeouts),
-    so it never fires after a deadline set since; when it fires before the deadline it
-    re-arms, and when the deadline has passed it cancels the connection's task, which
-    ``read_frame`` turns into the timeout.
+    time. The timer is armed at most ``period`` ahead (the shorter of the two timeouts,
+    and every deadline is at least that far off when set), so it never fires after a
+    deadline set since; when it fires before the deadline it re-arms, and when the
+    deadline has passed it cancels the connection's task, which ``read_frame`` turns into
+    the timeout. The price: a waiting connection's timer fires once per ``period`` (every
+    30 s with the default read timeout).
     """
 
-    __slots__ = ("_handle", "_idle", "_loop", "_period", "_task", "_when", "expired")
+    __slots__ = ("_handle", "_idle", "_loop", "_period", "_task", "_when", "expired", "idle_s", "read_s")
 
     def __init__(self, task: asyncio.Task[None], idle_s: float | None, read_s: float) -> None:
         self._loop = task.get_loop()
         self._task = task
+        self.idle_s = idle_s  # None: connections are never closed for idleness
+        self.read_s = read_s
         self._period = min(read_s, idle_s) if idle_s is not None else read_s
         self._handle: asyncio.TimerHandle | None = None
         self._when: float | None = None
         self._idle = False  # the deadline set is the idle one, not a request's
         self.expired: bool | None = None  # fired and not yet taken: whether it was the idle one
 
-    def expect(self, delay_s: float | None, idle: bool) -> None:
-        """The task must be past this point within ``delay_s`` (``None``: no deadline)."""
+    def expect_request(self) -> None:
+        """From now the connection must send a request within ``idle_s``."""
+        self._expect(self.idle_s, idle=True)
+
+    def expect_rest_of_frame(self) -> None:
+        """A request has begun: its frame must be complete within ``read_s``."""
+        self._expect(self.read_s, idle=False)
+
+    def _expect(self, delay_s: float | None, idle: bool) -> None:
         if delay_s is None:
             self._when = None
             return
-        self._when = self._loop.time() + delay_s
+        now = self._loop.time()
+        self._when = now + delay_s
         self._idle = idle
         if self._handle is None:
-            self._handle = self._loop.call_at(self._loop.time() + self._period, self._fire)
+            self._handle = self._loop.call_at(now + self._period, self._fire)
 
     def clear(self) -> None:
         self._when = None
@@ -130,7 +143,7 @@ class Deadline:
         self._handle = None
         when = self._when
         if when is None:
-            return  # armed again by the next expect()
+            return  # armed again by the next expect
         now = self._loop.time()
         if now < when:
             self._handle = self._loop.call_at(min(when, now + self._period), self._fire)
@@ -140,25 +153,25 @@ class Deadline:
         self._task.cancel()
 
     def take_expiry(self) -> bool | None:
-        """After a cancellation: ``None`` if it was not this deadline's, else whether it was
-        the idle one (and the task is no longer being cancelled)."""
+        """After a cancellation: ``None`` if it was not (only) this deadline's, else whether
+        it was the idle one (and the task is no longer being cancelled)."""
         idle = self.expired
-        if idle is not None:
-            self.expired = None
-            self._task.uncancel()
+        if idle is None:
+            return None
+        self.expired = None
+        if self._task.uncancel() > 0:
+            return None  # cancelled by someone else as well (the server stopping): theirs wins
         return idle
 
 
-async def read_frame(
-    reader: asyncio.StreamReader, deadline: Deadline, idle_s: float | None, read_s: float, max_bytes: int
-) -> bytes | None:
+async def read_frame(reader: asyncio.StreamReader, deadline: Deadline, max_bytes: int) -> bytes | None:
     """The next request frame (without its size prefix), or ``None`` when the connection
-    stayed idle for ``idle_s``. Raises ``RequestReadTimeout`` when a started frame does not
-    complete within ``read_s``, ``FrameTooLarge`` before reading an oversized one."""
+    stayed idle past its deadline. Raises ``RequestReadTimeout`` when a started frame does
+    not complete in time, ``FrameTooLarge`` before reading an oversized one."""
     try:
-        deadline.expect(idle_s, idle=True)
+        deadline.expect_request()
         first = await reader.readexactly(1)
-        deadline.expect(read_s, idle=False)
+        deadline.expect_rest_of_frame()
         prefix = first + await reader.readexactly(3)
         frame = await reader.readexactly(frame_size(prefix, max_bytes))
     except asyncio.CancelledError:
@@ -168,7 +181,7 @@ async def read_frame(
         if idle:
             return None
         raise RequestReadTimeout(
-            f"request not complete after {read_s * 1000:.0f} ms (socket.request.read.timeout.ms)"
+            f"request not complete after {deadline.read_s * 1000:.0f} ms (socket.request.read.timeout.ms)"
         ) from None
     finally:
         deadline.clear()

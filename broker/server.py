@@ -53,9 +53,10 @@ class _Responses:
     the largest single cost of the broker's loop.
     """
 
-    __slots__ = ("_pending", "_scheduled", "_size", "_writer")
+    __slots__ = ("_loop", "_pending", "_scheduled", "_size", "_writer")
 
     def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._loop = asyncio.get_running_loop()
         self._writer = writer
         self._pending: list[bytes] = []
         self._size = 0
@@ -68,7 +69,7 @@ class _Responses:
             self.flush()
         elif not self._scheduled:
             self._scheduled = True
-            asyncio.get_running_loop().call_soon(self.flush)
+            self._loop.call_soon(self.flush)
 
     def flush(self) -> None:
         """Hand what is queued to the transport (a closed one drops it, as a write would)."""
@@ -80,10 +81,10 @@ class _Responses:
         self._size = 0
         if self._writer.is_closing():
             return
-        if len(pending) == 1:
-            self._writer.write(pending[0])
-        else:
-            self._writer.writelines(pending)
+        # One write of the joined bytes, not writelines: asyncio's writelines did not apply
+        # the transport's flow control in some 3.12/3.13 releases (CPython gh-127655), which
+        # drain_if_full relies on, and TLS transports encrypt each item as its own record.
+        self._writer.write(pending[0] if len(pending) == 1 else b"".join(pending))
 
 
 class BrokerServer:
@@ -227,9 +228,7 @@ class BrokerServer:
         deadline = Deadline(task, idle_s, read_s)
         try:
             while True:
-                frame = await read_frame(
-                    reader, deadline, idle_s, read_s, self.config.socket_request_max_bytes
-                )
+                frame = await read_frame(reader, deadline, self.config.socket_request_max_bytes)
                 if frame is None:
                     log.debug("closing idle connection from %s", where)
                     return
@@ -287,12 +286,12 @@ class BrokerServer:
         except ProtocolError as exc:
             log.warning("closing connection from %s (client %s): %s", where, client_id, exc)
         finally:
-            # What was answered before the connection ended still goes (a refused frame
-            # after valid ones closes it, and the client reads the valid ones' answers).
-            responses.flush()
             deadline.close()
             self._limits.release(host)
             self._connections.discard(task)
+            # What was answered before the connection ended still goes (a refused frame
+            # after valid ones closes it, and the client reads the valid ones' answers).
+            responses.flush()
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()

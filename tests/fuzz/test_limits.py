@@ -255,13 +255,13 @@ def test_an_idle_connection_is_closed_and_an_active_one_is_not(
 ) -> None:
     # The broker keeps one timer per connection and moves only its deadline per request
     # (broker.connection_limits.Deadline): a request must push the idle deadline back.
-    eb = broker_with(connections_max_idle_ms="500")
+    eb = broker_with(connections_max_idle_ms="1000")
     caplog.set_level(logging.DEBUG, logger="broker.server")
     with WireClient(eb.bootstrap) as busy, WireClient(eb.bootstrap) as idle:
         idle.request(ApiKey.METADATA, 12, topics=[], allow_auto_topic_creation=False)
-        for _ in range(10):  # 2 s of requests 0.2 s apart: four idle timeouts' worth
+        for _ in range(30):  # 3 s of requests 0.1 s apart: three idle timeouts' worth
             busy.request(ApiKey.METADATA, 12, topics=[], allow_auto_topic_creation=False)
-            time.sleep(0.2)
+            time.sleep(0.1)
         assert _closed_by_broker(idle.sock)
         assert busy.is_open()
         busy.request(ApiKey.METADATA, 12, topics=[], allow_auto_topic_creation=False)
@@ -272,17 +272,30 @@ def test_an_idle_connection_is_closed_and_an_active_one_is_not(
 def test_pipelined_requests_are_all_answered_in_order_before_a_bad_frame_closes(
     broker_with: StartBroker,
 ) -> None:
-    # Answers to pipelined requests go out together (broker.server._Responses); those
-    # queued when a bad frame ends the connection must still reach the client.
+    # Answers to pipelined requests go out together (broker.server._Responses: at the end
+    # of the loop's turn, or at once past 64 KiB, which 3,000 answers cross); those queued
+    # when a bad frame ends the connection must still reach the client, in order.
     eb = broker_with()
     body = build(request_class(ApiKey.METADATA, 12), topics=[], allow_auto_topic_creation=False)
-    frames = b"".join(encode_request(i, body, client_id="pipelined") for i in range(1, 301))
-    garbage = struct.pack(">i", 8) + struct.pack(">hhi", 3, 12, 301)  # a header cut short
+    n = 3000
+    frames = b"".join(encode_request(i, body, client_id="pipelined") for i in range(1, n + 1))
+    garbage = struct.pack(">i", 8) + struct.pack(">hhi", 3, 12, n + 1)  # a header cut short
     with WireClient(eb.bootstrap) as c:
         c.send_raw(frames + garbage)
-        for i in range(1, 301):
+        for i in range(1, n + 1):
             correlation, response = decode_response(ApiKey.METADATA, 12, c.recv_frame())
             assert correlation == i
             assert response.brokers
         assert _closed_by_broker(c.sock)
     _serving(eb.bootstrap)
+
+
+def test_without_an_idle_timeout_only_a_started_request_has_a_deadline(broker_with: StartBroker) -> None:
+    eb = broker_with(connections_max_idle_ms="0", socket_request_read_timeout_ms="300")
+    with WireClient(eb.bootstrap) as patient, _connect(eb.bootstrap) as stalled:
+        patient.request(ApiKey.METADATA, 12, topics=[], allow_auto_topic_creation=False)
+        stalled.sendall(_metadata_frame()[:-3])
+        assert _closed_by_broker(stalled)
+        time.sleep(0.6)  # twice the read deadline, between requests
+        assert patient.is_open()
+        patient.request(ApiKey.METADATA, 12, topics=[], allow_auto_topic_creation=False)
