@@ -39,6 +39,10 @@ def worker(tmp: Path, name: str, bootstrap: str) -> DistributedWorkerProcess:
             "scheduled.rebalance.max.delay.ms": "0",
             "offset.flush.interval.ms": "500",
             "task.shutdown.graceful.timeout.ms": "5000",
+            # A killed worker's sink consumers leave their groups when their sessions end
+            # (librdkafka's default is 45 s): as short as the worker's own.
+            "consumer.session.timeout.ms": "6000",
+            "consumer.heartbeat.interval.ms": "1000",
         },
     )
 
