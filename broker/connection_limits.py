@@ -99,7 +99,7 @@ class Deadline:
     30 s with the default read timeout).
     """
 
-    __slots__ = ("_handle", "_idle", "_loop", "_period", "_task", "_when", "expired", "idle_s", "read_s")
+    __slots__ = ("_expired", "_handle", "_idle", "_loop", "_period", "_task", "_when", "idle_s", "read_s")
 
     def __init__(self, task: asyncio.Task[None], idle_s: float | None, read_s: float) -> None:
         self._loop = task.get_loop()
@@ -110,7 +110,7 @@ class Deadline:
         self._handle: asyncio.TimerHandle | None = None
         self._when: float | None = None
         self._idle = False  # the deadline set is the idle one, not a request's
-        self.expired: bool | None = None  # fired and not yet taken: whether it was the idle one
+        self._expired: bool | None = None  # fired and not yet taken: whether it was the idle one
 
     def expect_request(self) -> None:
         """From now the connection must send a request within ``idle_s``."""
@@ -149,16 +149,16 @@ class Deadline:
             self._handle = self._loop.call_at(min(when, now + self._period), self._fire)
             return
         self._when = None
-        self.expired = self._idle
+        self._expired = self._idle
         self._task.cancel()
 
     def take_expiry(self) -> bool | None:
         """After a cancellation: ``None`` if it was not (only) this deadline's, else whether
         it was the idle one (and the task is no longer being cancelled)."""
-        idle = self.expired
+        idle = self._expired
         if idle is None:
             return None
-        self.expired = None
+        self._expired = None
         if self._task.uncancel() > 0:
             return None  # cancelled by someone else as well (the server stopping): theirs wins
         return idle
