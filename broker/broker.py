@@ -43,6 +43,9 @@ class RequestContext:
     # listener's security protocol decides how, ANONYMOUS on a PLAINTEXT listener.
     principal: str = ANONYMOUS
     listener: str = "PLAINTEXT"
+    # Runs ``fn(*args)`` once this request's answer is handed to the transport (the server
+    # sets it; a handler called without a server falls back to the event loop's call_soon).
+    after_answer: Callable[..., object] | None = None
 
     def respond(self, data: dict[str, Any] | None = None, /, **fields: Any) -> Any:
         """The response entity of this request's API and version, built from plain data."""

@@ -6,7 +6,7 @@ channel while a request is in flight). Pipelined requests wait in the socket
 buffer meanwhile. A connection that sends garbage is closed with one log line;
 every other connection keeps being served.
 
-Responses queued in one turn of the event loop go out in one write (``_Responses``):
+Responses queued in one turn of the event loop go out in one write (``broker.responses``):
 pipelined requests whose frames are already buffered are read and handled without
 the loop turning, so a client that pipelines (librdkafka keeps several requests in
 flight) gets their answers in one system call instead of one each.
@@ -34,57 +34,11 @@ from broker.periodic import every
 from broker.protocol.codec import ProtocolError, UnsupportedVersion, decode_request, encode_response
 from broker.protocol.framing import FrameTooLarge
 from broker.protocol.versions import ApiKey
+from broker.responses import ResponseQueue
 from broker.security.connection import ConnectionSecurity
 from broker.security.listeners import PLAINTEXT_LISTENER, ListenerSecurity, listener_security
 
 log = logging.getLogger(__name__)
-
-
-# Queued responses past this size are written at once rather than at the end of the loop's
-# turn, so a pipeline of large Fetch answers is not held in memory beyond this.
-_COALESCE_BYTES = 1 << 16
-
-
-class _Responses:
-    """A connection's responses, written once per turn of the event loop.
-
-    One write per response cost a system call each; in ``tests/fuzz/
-    test_broker_frames_million.py`` (400 pipelined requests a connection) the writes were
-    the largest single cost of the broker's loop.
-    """
-
-    __slots__ = ("_loop", "_pending", "_scheduled", "_size", "_writer")
-
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._writer = writer
-        self._pending: list[bytes] = []
-        self._size = 0
-        self._scheduled = False
-
-    def put(self, data: bytes) -> None:
-        self._pending.append(data)
-        self._size += len(data)
-        if self._size >= _COALESCE_BYTES:
-            self.flush()
-        elif not self._scheduled:
-            self._scheduled = True
-            self._loop.call_soon(self.flush)
-
-    def flush(self) -> None:
-        """Hand what is queued to the transport (a closed one drops it, as a write would)."""
-        self._scheduled = False
-        pending = self._pending
-        if not pending:
-            return
-        self._pending = []
-        self._size = 0
-        if self._writer.is_closing():
-            return
-        # One write of the joined bytes, not writelines: asyncio's writelines did not apply
-        # the transport's flow control in some 3.12/3.13 releases (CPython gh-127655), which
-        # drain_if_full relies on, and TLS transports encrypt each item as its own record.
-        self._writer.write(pending[0] if len(pending) == 1 else b"".join(pending))
 
 
 class BrokerServer:
@@ -224,7 +178,7 @@ class BrokerServer:
         metrics = self.broker.metrics
         # Who the connection is: a certificate's DN on SSL, the SASL user once authenticated.
         conn = ConnectionSecurity(security, self.broker.scram, writer.get_extra_info("ssl_object"))
-        responses = _Responses(writer)
+        responses = ResponseQueue(writer)
         deadline = Deadline(task, idle_s, read_s)
         try:
             while True:
@@ -250,6 +204,7 @@ class BrokerServer:
                     host,
                     principal=conn.principal,
                     listener=conn.listener,
+                    after_answer=responses.after,
                 )
                 if not conn.passes(req.api_key):
                     # Before SASL authentication: only the SASL exchange (others close the connection).

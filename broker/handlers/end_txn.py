@@ -1,7 +1,7 @@
 """EndTxn: commit or abort the producer's transaction (answered once Prepare* is logged; the
-markers on every partition of it, then Complete*, follow on the event loop before any
-request that arrives after the answer, as Kafka's coordinator answers first). Needs WRITE
-on the transactional id."""
+markers on every partition of it, then Complete*, follow once the answer is written and
+before any request that arrives after it, as Kafka's coordinator answers first). Needs
+WRITE on the transactional id."""
 
 from __future__ import annotations
 
@@ -28,6 +28,6 @@ async def handle(ctx: RequestContext, req: EndTxnRequest) -> Any:
         req.producer_id,
         req.producer_epoch,
         req.committed,
-        defer=asyncio.get_running_loop().call_soon,
+        defer=ctx.after_answer or asyncio.get_running_loop().call_soon,
     )
     return ctx.respond(error_code=for_version(error, ctx.api_version, FENCED_SINCE))

@@ -8,11 +8,11 @@ partition of the transaction (``PartitionLog.append_marker``), the group coordin
 completion of transactional offsets, and the ``Complete*`` state.
 
 Kafka answers EndTxn once Prepare* is logged and sends markers afterwards; so does this
-coordinator: the EndTxn handler hands the markers and Complete* to the event loop
-(``call_soon``), which runs them before it handles any request that arrives after the
-answer, so a producer's next transaction never finds this one still in Prepare*, but the
-answer is not held back by them (they are on the path of every ``commit_transaction``:
-``benchmarks/eos_source.py``).
+coordinator: the EndTxn handler hands the markers and Complete* to its connection
+(``RequestContext.after_answer``), which runs them right after the answer is written and
+before any request that arrives after it is handled, so a producer's next transaction
+never finds this one still in Prepare*, but the answer is not held back by them (they are
+on the path of every ``commit_transaction``: ``benchmarks/eos_source.py``).
 Recovery is Kafka's: a state found in Prepare* on load (the broker died between the two
 records) gets its markers written and its Complete* logged, and an Ongoing one is left to
 time out and abort. Markers that cannot be written (a full disk) leave the state in
@@ -41,7 +41,8 @@ from broker.transactions.txn_log import TRANSACTION_STATE_TOPIC, TransactionLog
 
 log = logging.getLogger(__name__)
 
-# Runs a callable with one argument later (``asyncio.AbstractEventLoop.call_soon``).
+# Runs a callable with one argument later (``RequestContext.after_answer``, or the event
+# loop's ``call_soon``).
 Defer = Callable[[Callable[[TxnMetadata], None], TxnMetadata], object]
 
 # Kafka's coordinator epoch is the leader epoch of the id's __transaction_state partition;
@@ -301,7 +302,7 @@ class TransactionCoordinator:
         commit: bool,
         defer: Defer | None = None,
     ) -> ErrorCode:
-        """EndTxn; with ``defer`` (the event loop's ``call_soon``) the markers and Complete*
+        """EndTxn; with ``defer`` (``RequestContext.after_answer``) the markers and Complete*
         are written after the caller answered, as Kafka does."""
         return self._transit(
             "EndTxn",

@@ -272,7 +272,7 @@ def test_an_idle_connection_is_closed_and_an_active_one_is_not(
 def test_pipelined_requests_are_all_answered_in_order_before_a_bad_frame_closes(
     broker_with: StartBroker,
 ) -> None:
-    # Answers to pipelined requests go out together (broker.server._Responses: at the end
+    # Answers to pipelined requests go out together (broker.responses.ResponseQueue: at the end
     # of the loop's turn, or at once past 64 KiB, which 3,000 answers cross); those queued
     # when a bad frame ends the connection must still reach the client, in order.
     eb = broker_with()
