@@ -40,6 +40,9 @@ from broker.security.listeners import PLAINTEXT_LISTENER, ListenerSecurity, list
 
 log = logging.getLogger(__name__)
 
+# How long a stopping broker lets a client read the answers it was sent before it drops them.
+_STOPPING_GRACE_S = 1.0
+
 
 class BrokerServer:
     def __init__(self, config: BrokerConfig, clock_ms: Callable[[], int] | None = None) -> None:
@@ -191,6 +194,7 @@ class BrokerServer:
                 except UnsupportedVersion as exc:
                     if exc.api_key == ApiKey.API_VERSIONS:
                         responses.put(unsupported_version_response(exc.correlation_id))
+                        await drain_if_full(writer, idle_s)
                         continue
                     log.warning("closing connection from %s: %s", where, exc)
                     return
@@ -211,9 +215,8 @@ class BrokerServer:
                     response, close = conn.authenticate(ctx, req.body)
                     responses.put(encode_response(req.correlation_id, response))
                     if close:
-                        responses.flush()
-                        await writer.drain()
-                        return
+                        return  # (its answer goes out as the connection ends)
+                    await drain_if_full(writer, idle_s)
                     continue
                 started = time.perf_counter()
                 try:
@@ -248,8 +251,23 @@ class BrokerServer:
             # after valid ones closes it, and the client reads the valid ones' answers).
             responses.flush()
             writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
+            await self._closed(writer, _STOPPING_GRACE_S if self._closing else idle_s)
+
+    @staticmethod
+    async def _closed(writer: asyncio.StreamWriter, grace_s: float | None) -> None:
+        """Let the client read what is still queued for it, for up to ``grace_s``
+        (``connections.max.idle.ms``, or a second when the broker is stopping), then drop
+        it: ``close()`` keeps the bytes until they are read, so a client that never reads
+        would hold this connection, and ``stop()`` with it, for as long as it likes."""
+        try:
+            await asyncio.wait_for(writer.wait_closed(), grace_s)
+        except TimeoutError:
+            writer.transport.abort()
+        except asyncio.CancelledError:
+            writer.transport.abort()
+            raise
+        except Exception:
+            pass  # the connection ended with an error: it is closed either way
 
     def _report(self, api_key: int, version: int, exc: Exception, where: str, client_id: str | None) -> None:
         """A handler failed: our bug or input we did not anticipate. One traceback per kind, then one line."""

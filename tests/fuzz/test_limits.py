@@ -18,12 +18,13 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
+from broker.config import load_config
 from broker.connection_limits import ConnectionLimits, parse_overrides
 from broker.protocol.build import build
 from broker.protocol.codec import decode_response, encode_request, request_class
 from broker.protocol.versions import ApiKey
 from broker.server import EmbeddedBroker
-from tests.support import embedded_broker, unique, wait_until
+from tests.support import TEST_OVERRIDES, embedded_broker, unique, wait_until
 from tests.wire import WireClient, sample_request
 
 StartBroker = Callable[..., EmbeddedBroker]
@@ -299,3 +300,39 @@ def test_without_an_idle_timeout_only_a_started_request_has_a_deadline(broker_wi
         time.sleep(0.6)  # twice the read deadline, between requests
         assert patient.is_open()
         patient.request(ApiKey.METADATA, 12, topics=[], allow_auto_topic_creation=False)
+
+
+def test_shutdown_is_not_held_by_a_client_that_never_reads(tmp_path: Path) -> None:
+    # A stopping broker drops what such a client has not read (Kafka closes its sockets at
+    # shutdown); waiting for it to read would hold stop() for as long as the client likes.
+    eb = EmbeddedBroker(
+        load_config(
+            {
+                "listeners": "PLAINTEXT://127.0.0.1:0",
+                "log.dirs": str(tmp_path),
+                **TEST_OVERRIDES,
+                "message.max.bytes": "2000000",
+            }
+        )
+    ).start()
+    try:
+        topic = unique("big")
+        p = Producer({"bootstrap.servers": eb.bootstrap, "message.max.bytes": 2_000_000})
+        p.produce(topic, value=b"x" * 900_000)
+        assert p.flush(30) == 0
+        fetch = sample_request(ApiKey.FETCH, topic, "g")
+        fetch["max_bytes"] = 50 << 20
+        fetch["topics"][0]["partitions"][0]["partition_max_bytes"] = 10 << 20
+        one = encode_request(1, build(request_class(ApiKey.FETCH, 4), fetch), client_id="never-reads")
+        with _connect(eb.bootstrap) as greedy:
+            greedy.sendall(one * 50)  # ~45 MB of answers, and it reads none of them
+            # Until the broker has filled the socket buffers and waits for the client to read.
+            wait_until(
+                lambda: eb.server is not None and eb.server.broker.metrics.bytes_out[topic] >= 3 * 900_000,
+                timeout=30,
+                message="the broker to answer fetches",
+            )
+            time.sleep(0.5)
+            eb.stop(timeout=20)  # raises TimeoutError while the client holds it (it did)
+    finally:
+        eb.stop()
