@@ -245,27 +245,33 @@ class BrokerServer:
             log.warning("closing connection from %s (client %s): %s", where, client_id, exc)
         finally:
             deadline.close()
-            self._limits.release(host)
-            self._connections.discard(task)
-            # What was answered before the connection ended still goes (a refused frame
-            # after valid ones closes it, and the client reads the valid ones' answers).
-            responses.flush()
-            writer.close()
-            await self._closed(writer, _STOPPING_GRACE_S if self._closing else idle_s)
+            try:
+                # What was answered before the connection ended still goes (a refused frame
+                # after valid ones closes it, and the client reads the valid ones' answers).
+                responses.flush()
+            finally:
+                writer.close()
+                # Still counted (and awaited by stop()) until its last answers are read or
+                # dropped: it holds their memory until then.
+                await self._closed(writer, idle_s or read_s)
+                self._limits.release(host)
+                self._connections.discard(task)
 
-    @staticmethod
-    async def _closed(writer: asyncio.StreamWriter, grace_s: float | None) -> None:
+    async def _closed(self, writer: asyncio.StreamWriter, grace_s: float) -> None:
         """Let the client read what is still queued for it, for up to ``grace_s``
-        (``connections.max.idle.ms``, or a second when the broker is stopping), then drop
-        it: ``close()`` keeps the bytes until they are read, so a client that never reads
-        would hold this connection, and ``stop()`` with it, for as long as it likes."""
+        (``connections.max.idle.ms``, else ``socket.request.read.timeout.ms``) or a second
+        once the broker is stopping, then drop it: ``close()`` keeps the bytes until they
+        are read, so a client that never reads would hold this connection, and ``stop()``
+        with it, for as long as it likes."""
         try:
-            await asyncio.wait_for(writer.wait_closed(), grace_s)
+            await asyncio.wait_for(writer.wait_closed(), _STOPPING_GRACE_S if self._closing else grace_s)
         except TimeoutError:
             writer.transport.abort()
         except asyncio.CancelledError:
             writer.transport.abort()
-            raise
+            if not self._closing:
+                raise
+            # stop() cancelled the wait: the connection is dropped, which is all it wants.
         except Exception:
             pass  # the connection ended with an error: it is closed either way
 

@@ -302,9 +302,11 @@ def test_without_an_idle_timeout_only_a_started_request_has_a_deadline(broker_wi
         patient.request(ApiKey.METADATA, 12, topics=[], allow_auto_topic_creation=False)
 
 
-def test_shutdown_is_not_held_by_a_client_that_never_reads(tmp_path: Path) -> None:
+@pytest.mark.parametrize("ended_by_broker", [False, True], ids=["open", "ended-by-a-bad-frame"])
+def test_shutdown_is_not_held_by_a_client_that_never_reads(tmp_path: Path, ended_by_broker: bool) -> None:
     # A stopping broker drops what such a client has not read (Kafka closes its sockets at
     # shutdown); waiting for it to read would hold stop() for as long as the client likes.
+    # A connection the broker already ended (a bad frame) is dropped too, not left open.
     eb = EmbeddedBroker(
         load_config(
             {
@@ -325,7 +327,8 @@ def test_shutdown_is_not_held_by_a_client_that_never_reads(tmp_path: Path) -> No
         fetch["topics"][0]["partitions"][0]["partition_max_bytes"] = 10 << 20
         one = encode_request(1, build(request_class(ApiKey.FETCH, 4), fetch), client_id="never-reads")
         with _connect(eb.bootstrap) as greedy:
-            greedy.sendall(one * 50)  # ~45 MB of answers, and it reads none of them
+            # ~45 MB of answers, and it reads none of them.
+            greedy.sendall(one * 50 + (struct.pack(">i", -5) if ended_by_broker else b""))
             # Until the broker has filled the socket buffers and waits for the client to read.
             wait_until(
                 lambda: eb.server is not None and eb.server.broker.metrics.bytes_out[topic] >= 3 * 900_000,
@@ -334,5 +337,7 @@ def test_shutdown_is_not_held_by_a_client_that_never_reads(tmp_path: Path) -> No
             )
             time.sleep(0.5)
             eb.stop(timeout=20)  # raises TimeoutError while the client holds it (it did)
+            # The broker's end is gone: reading what made it through ends in EOF or a reset.
+            assert _closed_by_broker(greedy)
     finally:
         eb.stop()
