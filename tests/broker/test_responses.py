@@ -20,6 +20,9 @@ def _with_queue(
 ) -> None:
     async def main() -> None:
         ours, peer = socket.socketpair()
+        for end in (ours, peer):  # room for a coalesced write of COALESCE_BYTES in one send
+            end.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 18)
+            end.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 18)
         peer.setblocking(False)
         _, writer = await asyncio.open_connection(sock=ours)
         try:

@@ -4,8 +4,11 @@ Kafka's coordinator does), and the one-record batches the coordinator writes (ma
 
 from __future__ import annotations
 
+import select
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from crc32c import crc32c
@@ -15,10 +18,15 @@ from kio.schema.errors import ErrorCode
 
 from broker.broker import Broker
 from broker.config import BrokerConfig
+from broker.protocol.build import build
+from broker.protocol.codec import decode_response, encode_request, request_class
+from broker.protocol.versions import ApiKey
 from broker.storage.batch import ATTRIBUTES_OFFSET, CONTROL, TRANSACTIONAL, read_header, validate_produced
 from broker.storage.control import build_marker, one_record_batch, read_marker
 from broker.storage.records import Record, build_batch, simple_batch
 from broker.transactions.state import TxnMetadata, TxnState
+from tests.support import embedded_broker, unique, wait_until
+from tests.wire import WireClient
 
 TID = "connect-cluster-src-0"
 DATA = ("data", 0)
@@ -136,3 +144,62 @@ def test_a_deferred_step_that_was_overtaken_writes_nothing(broker: Broker) -> No
     step(meta)
     assert plog.next_offset == 2  # no second marker
     assert broker.transactions.txns[TID].state == TxnState.COMPLETE_COMMIT
+
+
+def test_over_the_wire_markers_are_written_once_the_answer_is_in_the_clients_socket(
+    tmp_path: Path,
+) -> None:
+    # The server's wiring (RequestContext.after_answer): the coordinator starts on the markers
+    # only when EndTxn's answer already waits in the client's socket, unread.
+    tid = unique("txn")
+    with embedded_broker(tmp_path) as eb, WireClient(eb.bootstrap) as client:
+        assert eb.server is not None
+        broker = eb.server.broker
+        topic = unique("t")
+        created = client.request(
+            ApiKey.CREATE_TOPICS, 4, topics=[{"name": topic, "num_partitions": 1, "replication_factor": 1}]
+        )
+        assert created.topics[0].error_code == ErrorCode.none
+        init = client.request(ApiKey.INIT_PRODUCER_ID, 1, transactional_id=tid, transaction_timeout=60_000)
+        assert init.error_code == ErrorCode.none
+        pid, epoch = init.producer_id, init.producer_epoch
+        added = client.request(
+            ApiKey.ADD_PARTITIONS_TO_TXN,
+            3,
+            v3_and_below_transactional_id=tid,
+            v3_and_below_producer_id=pid,
+            v3_and_below_producer_epoch=epoch,
+            v3_and_below_topics=[{"name": topic, "partitions": [0]}],
+        )
+        assert added.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code == 0
+
+        answer_waiting: list[bool] = []
+        began = threading.Event()
+        write_markers = broker.transactions.write_markers
+
+        def observed(*args: Any, **kwargs: Any) -> bool:
+            # Runs on the broker's thread; the test thread does not read until this is done.
+            if not began.is_set():
+                readable, _, _ = select.select([client.sock], [], [], 0)
+                answer_waiting.append(bool(readable))
+                began.set()
+            return write_markers(*args, **kwargs)
+
+        broker.transactions.write_markers = observed  # type: ignore[method-assign]
+        end = build(
+            request_class(ApiKey.END_TXN, 3),
+            transactional_id=tid,
+            producer_id=pid,
+            producer_epoch=epoch,
+            committed=True,
+        )
+        client.send_raw(encode_request(99, end, client_id="wire-test"))
+        assert began.wait(10), "the markers were never written"
+        correlation, answer = decode_response(ApiKey.END_TXN, 3, client.recv_frame())
+        assert (correlation, answer.error_code) == (99, ErrorCode.none)
+        assert answer_waiting == [True]
+        wait_until(
+            lambda: broker.transactions.txns[tid].state == TxnState.COMPLETE_COMMIT,
+            10,
+            message="the transaction to complete",
+        )
