@@ -253,9 +253,11 @@ class BrokerServer:
                 writer.close()
                 # Still counted (and awaited by stop()) until its last answers are read or
                 # dropped: it holds their memory until then.
-                await self._closed(writer, idle_s or read_s)
-                self._limits.release(host)
-                self._connections.discard(task)
+                try:
+                    await self._closed(writer, idle_s or read_s)
+                finally:
+                    self._limits.release(host)
+                    self._connections.discard(task)
 
     async def _closed(self, writer: asyncio.StreamWriter, grace_s: float) -> None:
         """Let the client read what is still queued for it, for up to ``grace_s``
