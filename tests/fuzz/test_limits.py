@@ -18,13 +18,12 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from broker.config import load_config
 from broker.connection_limits import ConnectionLimits, parse_overrides
 from broker.protocol.build import build
 from broker.protocol.codec import decode_response, encode_request, request_class
 from broker.protocol.versions import ApiKey
 from broker.server import EmbeddedBroker
-from tests.support import TEST_OVERRIDES, embedded_broker, unique, wait_until
+from tests.support import embedded_broker, unique, wait_until
 from tests.wire import WireClient, sample_request
 
 StartBroker = Callable[..., EmbeddedBroker]
@@ -48,6 +47,20 @@ def _closed_by_broker(sock: socket.socket) -> bool:
     except ConnectionError:
         pass
     return True
+
+
+def _big_fetch(eb: EmbeddedBroker, records: int) -> tuple[str, bytes]:
+    """A new topic holding ``records`` records of 900 KB, and a Fetch frame that asks for all
+    of them (up to 10 MB) from its start: (topic, frame)."""
+    topic = unique("big")
+    p = Producer({"bootstrap.servers": eb.bootstrap, "message.max.bytes": 2_000_000})
+    for _ in range(records):
+        p.produce(topic, value=b"x" * 900_000)
+    assert p.flush(30) == 0
+    fetch = sample_request(ApiKey.FETCH, topic, "g")
+    fetch["max_bytes"] = 50 << 20
+    fetch["topics"][0]["partitions"][0]["partition_max_bytes"] = 10 << 20
+    return topic, encode_request(1, build(request_class(ApiKey.FETCH, 4), fetch), client_id="never-reads")
 
 
 def _connect(bootstrap: str) -> socket.socket:
@@ -222,16 +235,7 @@ def test_a_client_that_never_reads_responses_cannot_make_the_broker_buffer(
 ) -> None:
     eb = broker_with(connections_max_idle_ms="1000", message_max_bytes="2000000")
     caplog.set_level(logging.WARNING, logger="broker.server")
-    topic = unique("big")
-    p = Producer({"bootstrap.servers": eb.bootstrap, "message.max.bytes": 2_000_000})
-    for _ in range(4):
-        p.produce(topic, value=b"x" * 900_000)
-    assert p.flush(30) == 0
-    fetch = sample_request(ApiKey.FETCH, topic, "g")
-    fetch["max_bytes"] = 50 << 20
-    fetch["topics"][0]["partitions"][0]["partition_max_bytes"] = 10 << 20
-    body = build(request_class(ApiKey.FETCH, 4), fetch)
-    one = encode_request(1, body, client_id="never-reads")
+    _, one = _big_fetch(eb, records=4)
     requests = 200  # ~3.6 MB of records per response: 720 MB if the broker buffered them all
     with _connect(eb.bootstrap) as greedy:
         greedy.sendall(one * requests)  # and read nothing
@@ -303,41 +307,24 @@ def test_without_an_idle_timeout_only_a_started_request_has_a_deadline(broker_wi
 
 
 @pytest.mark.parametrize("ended_by_broker", [False, True], ids=["open", "ended-by-a-bad-frame"])
-def test_shutdown_is_not_held_by_a_client_that_never_reads(tmp_path: Path, ended_by_broker: bool) -> None:
+def test_shutdown_is_not_held_by_a_client_that_never_reads(
+    broker_with: StartBroker, ended_by_broker: bool
+) -> None:
     # A stopping broker drops what such a client has not read (Kafka closes its sockets at
     # shutdown); waiting for it to read would hold stop() for as long as the client likes.
     # A connection the broker already ended (a bad frame) is dropped too, not left open.
-    eb = EmbeddedBroker(
-        load_config(
-            {
-                "listeners": "PLAINTEXT://127.0.0.1:0",
-                "log.dirs": str(tmp_path),
-                **TEST_OVERRIDES,
-                "message.max.bytes": "2000000",
-            }
+    eb = broker_with(message_max_bytes="2000000")
+    topic, one = _big_fetch(eb, records=1)
+    with _connect(eb.bootstrap) as greedy:
+        # ~45 MB of answers, and it reads none of them.
+        greedy.sendall(one * 50 + (struct.pack(">i", -5) if ended_by_broker else b""))
+        # Until the broker has filled the socket buffers and waits for the client to read.
+        wait_until(
+            lambda: eb.server is not None and eb.server.broker.metrics.bytes_out[topic] >= 3 * 900_000,
+            timeout=30,
+            message="the broker to answer fetches",
         )
-    ).start()
-    try:
-        topic = unique("big")
-        p = Producer({"bootstrap.servers": eb.bootstrap, "message.max.bytes": 2_000_000})
-        p.produce(topic, value=b"x" * 900_000)
-        assert p.flush(30) == 0
-        fetch = sample_request(ApiKey.FETCH, topic, "g")
-        fetch["max_bytes"] = 50 << 20
-        fetch["topics"][0]["partitions"][0]["partition_max_bytes"] = 10 << 20
-        one = encode_request(1, build(request_class(ApiKey.FETCH, 4), fetch), client_id="never-reads")
-        with _connect(eb.bootstrap) as greedy:
-            # ~45 MB of answers, and it reads none of them.
-            greedy.sendall(one * 50 + (struct.pack(">i", -5) if ended_by_broker else b""))
-            # Until the broker has filled the socket buffers and waits for the client to read.
-            wait_until(
-                lambda: eb.server is not None and eb.server.broker.metrics.bytes_out[topic] >= 3 * 900_000,
-                timeout=30,
-                message="the broker to answer fetches",
-            )
-            time.sleep(0.5)
-            eb.stop(timeout=20)  # raises TimeoutError while the client holds it (it did)
-            # The broker's end is gone: reading what made it through ends in EOF or a reset.
-            assert _closed_by_broker(greedy)
-    finally:
-        eb.stop()
+        time.sleep(0.5)
+        eb.stop(timeout=20)  # raises TimeoutError while the client holds it (it did)
+        # The broker's end is gone: reading what made it through ends in EOF or a reset.
+        assert _closed_by_broker(greedy)
