@@ -15,11 +15,12 @@ from functools import cache
 from typing import Any, Final
 
 from kio.index import load_request_schema, load_response_schema
-from kio.serial import entity_reader, entity_writer
+from kio.serial import entity_reader
 
 from broker.protocol.framing import SIZE_PREFIX
 from broker.protocol.guard import check_layout
 from broker.protocol.versions import SUPPORTED_VERSIONS, ApiKey
+from broker.protocol.writer import entity_writer
 
 _HEADER_PREFIX: Final = struct.Struct(">hhi")
 
