@@ -40,7 +40,7 @@ def _encoded(writer: Any, entity: Any) -> bytes | type[BaseException]:
 
 @pytest.mark.parametrize(("cls"), [c for _, c in CLASSES], ids=[name for name, _ in CLASSES])
 def test_the_same_bytes_as_kio(cls: type) -> None:
-    @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(st.from_type(cls))
     def same(entity: Any) -> None:
         assert _encoded(entity_writer(cls), entity) == _encoded(kio_entity_writer(cls), entity)
