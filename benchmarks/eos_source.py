@@ -175,7 +175,10 @@ def _visible_offsets(bootstrap: str, topic: str, n: int) -> tuple[int, int]:
     finally:
         consumer.close()
     if got != n:
-        raise RuntimeError(f"{topic}: a read_committed consumer sees {got} records, not {n}")
+        raise RuntimeError(
+            f"{topic}: a read_committed consumer sees {got} records, not {n} (a source that "
+            f"stalls for {_SETTLED_S} s near its end is stopped with its last transaction open)"
+        )
     return first, last
 
 

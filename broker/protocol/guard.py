@@ -85,8 +85,9 @@ def _walker(cls: type, header: bool) -> Walk:
     """The walk of one entity class, built once from its schema: consecutive fixed-size
     fields merged into one bounds check, every other field a closure chosen for its type.
     Interpreting the schema field by field on every frame cost 5-24 us a request, four to
-    eight times kio's own decoding (``benchmarks/eos_source.py``, and the broker's share of
-    ``tests/fuzz/test_broker_frames_million.py``)."""
+    eight times kio's own decoding (timed in process on recorded frames: docs/benchmarks.md,
+    "Broker throughput"); every request pays it, in ``benchmarks/eos_source.py`` and in
+    ``tests/fuzz/test_broker_frames_million.py`` alike."""
     flexible = bool(cls.__flexible__)  # type: ignore[attr-defined]
     steps: list[Walk] = []
     fixed = 0
@@ -153,9 +154,7 @@ def _uvarint(buf: bytes | memoryview, pos: int, end: int) -> tuple[int, int]:
             raise Malformed(f"varint too long at byte {pos}")
 
 
-def _length(
-    flexible: bool, legacy: bool, wide: bool
-) -> Callable[[bytes | memoryview, int, int], tuple[int, int]]:
+def _length(flexible: bool, legacy: bool, wide: bool) -> Length:
     """How a length (or -1 for null) is written: a compact uvarint (plus one) in flexible
     versions, else an int16 (strings) or int32 (bytes, records, array counts)."""
     if flexible and not legacy:

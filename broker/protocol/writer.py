@@ -1,15 +1,16 @@
 """Encoders for kio's entities, built once per class, that write the bytes kio's writer does.
 
 kio's generic writer calls a function per field, checks every length through a phantom
-type, and opens a buffer for each flexible entity's tagged fields even when there are none;
-for a Fetch answer that was 48 us, a Produce answer 27 us, more than the broker's handling
-of either (``benchmarks/eos_source.py``; ``tests/fuzz/test_broker_frames_million.py``). This
-packs each run of fixed-size fields with one ``struct`` call, writes compact strings,
-bytes and arrays directly, and an entity's tagged-field section as its single zero byte
-whenever every tagged field holds its default. Everything else (legacy strings and bytes,
-UUIDs, nullable structs and dates, primitive arrays, an entity with a tagged field set) goes
-through kio's own writers, which stay the definition of the encoding:
-``tests/broker/test_writer.py`` compares the bytes with kio's for every class.
+type, and opens a buffer for each flexible entity's tagged fields even when there are none:
+a Fetch answer took 48 us to encode, a Produce answer 27 us, timed in process on answers
+recorded from ``benchmarks/eos_source.py`` (docs/benchmarks.md, "Broker throughput"). This
+packs each run of fixed-size fields with one ``struct`` call; writes compact strings, bytes
+and records, arrays of entities and flexible arrays of fixed-size values directly; and an
+entity's tagged-field section as its single zero byte whenever every tagged field holds its
+default. Everything else (legacy strings and bytes, UUIDs, nullable structs and dates,
+other primitive arrays, the request header, an entity with a tagged field set) goes through
+kio's own writers, which stay the definition of the encoding: ``tests/broker/test_writer.py``
+compares the bytes with kio's for every class.
 """
 
 from __future__ import annotations
