@@ -12,7 +12,7 @@ when forced). Errors are translated by ``faults``.
 
 from __future__ import annotations
 
-import select
+import selectors
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -55,6 +55,9 @@ class ReplicationStream:
         self.publication = publication
         self.status_interval_s = status_interval_s
         self._conn: Any = None
+        # Waits for the connection's socket. Not select.select: it refuses descriptors from
+        # 1024 on, which a worker (or a test process) with many connections reaches.
+        self._ready: selectors.BaseSelector | None = None
         self._cursor: Any = None
         self._read_errors: tuple[type[BaseException], ...] = (OSError, ValueError)
         self.streaming = False
@@ -66,6 +69,10 @@ class ReplicationStream:
         self._read_errors = (psycopg2.Error, OSError, ValueError)
         self._conn = connect(self.settings, replication=True)
         self._cursor = self._conn.cursor()
+        if self._ready is not None:
+            self._ready.close()
+        self._ready = selectors.DefaultSelector()
+        self._ready.register(self._conn.fileno(), selectors.EVENT_READ)
 
     def _fail(self, exc: BaseException, what: str) -> Exception:
         return translate(exc, what, self.settings)
@@ -105,7 +112,8 @@ class ReplicationStream:
         try:
             msg = self._cursor.read_message()
             if msg is None and timeout_s > 0:
-                select.select([self._conn], [], [], timeout_s)
+                assert self._ready is not None
+                self._ready.select(timeout_s)
                 msg = self._cursor.read_message()
         except self._read_errors as exc:
             raise self._fail(exc, f'reading from replication slot "{self.slot}"') from None
@@ -144,6 +152,9 @@ class ReplicationStream:
             raise self._fail(exc, f'confirming LSN on replication slot "{self.slot}"') from None
 
     def close(self) -> None:
+        if self._ready is not None:
+            self._ready.close()
+            self._ready = None
         close_quietly(self._conn)
         self._conn = self._cursor = None
         self.streaming = False
